@@ -1,0 +1,60 @@
+# assay — the two commands a newcomer needs are `make demo` and `make test`.
+GO        ?= go
+BIN       := bin
+PLUGINS   := $(notdir $(wildcard plugins/*))
+GOBUILD   := $(GO) build -buildvcs=auto -trimpath
+FUZZTIME  ?= 30s
+
+.PHONY: all build plugins test fuzz bench demo proto lint clean
+
+all: build
+
+## build: bin/assay, every built-in plugin in bin/plugins/, and the plugin manifest
+build:
+	@mkdir -p $(BIN)/plugins
+	$(GOBUILD) -o $(BIN)/assay ./cmd/assay
+	@for p in $(PLUGINS); do \
+		echo "$(GOBUILD) -o $(BIN)/plugins/assay-scorer-$$p ./plugins/$$p/cmd"; \
+		$(GOBUILD) -o $(BIN)/plugins/assay-scorer-$$p ./plugins/$$p/cmd || exit 1; \
+	done
+	@rm -f $(BIN)/plugins/manifest.json
+	$(BIN)/assay --plugin-dir $(BIN)/plugins plugins register $(addprefix $(BIN)/plugins/assay-scorer-,$(PLUGINS))
+
+## test: vet, then every test with the race detector (what .ci/run runs)
+test:
+	$(GO) vet ./...
+	$(GO) test -race -timeout 15m ./...
+
+## fuzz: run each fuzz target for FUZZTIME
+fuzz:
+	$(GO) test ./host/pack -run '^$$' -fuzz '^FuzzLoadPack$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/trace -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./host/kpi -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME)
+
+## bench: every benchmark once, with its reported metrics
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -count 1 ./... | tee $(BIN)/bench.txt
+
+## demo: build everything and verify the bundled example runs against SQLite
+demo: build
+	@rm -rf $(BIN)/demo && mkdir -p $(BIN)/demo
+	$(BIN)/assay --plugin-dir $(BIN)/plugins --db $(BIN)/demo/assay.db pack validate packs/*.yaml
+	$(BIN)/assay --plugin-dir $(BIN)/plugins --db $(BIN)/demo/assay.db verify --pack packs/example.yaml \
+		--run examples/runs/candidate-a --run examples/runs/candidate-b --run examples/runs/candidate-c \
+		--out $(BIN)/demo/out ; echo "verify exit code: $$? (1 = a candidate failed a gate)"
+
+## proto: regenerate pkg/scorerpb from proto/ (needs protoc, protoc-gen-go, protoc-gen-go-grpc)
+proto:
+	protoc -I proto/assay/scorer/v1 \
+		--go_out=pkg/scorerpb --go_opt=paths=source_relative \
+		--go-grpc_out=pkg/scorerpb --go-grpc_opt=paths=source_relative \
+		proto/assay/scorer/v1/scorer.proto
+
+## lint: gofmt and go vet
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
+		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf $(BIN)

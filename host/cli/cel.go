@@ -1,0 +1,8 @@
+package cli
+
+import "github.com/urfave/cli/v2"
+
+// PLACEHOLDER: replaced by the command's real implementation.
+func (a *app) celCommand() *cli.Command {
+	return &cli.Command{Name: "cel", Action: func(c *cli.Context) error { return hostErr(errNotBuilt) }}
+}

@@ -1,0 +1,8 @@
+package cli
+
+import "github.com/urfave/cli/v2"
+
+// PLACEHOLDER: replaced by the command's real implementation.
+func (a *app) packCommand() *cli.Command {
+	return &cli.Command{Name: "pack", Action: func(c *cli.Context) error { return hostErr(errNotBuilt) }}
+}

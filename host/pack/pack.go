@@ -1,0 +1,124 @@
+package pack
+
+import (
+	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/scorer"
+)
+
+// Pack is a loaded, valid eval pack.
+type Pack struct {
+	Path          string // as given to Load
+	SHA256        string // hex sha256 of the file's bytes
+	Source        []byte // the file's bytes, for rendering diagnostics
+	SchemaVersion string
+	Company       Company
+	Personas      []string
+	ToolCatalog   []string // pack-wide tool_catalog
+	Tasks         []*Task
+	Scoring       Scoring
+}
+
+// Name is the pack's display name: the company name, else its id, else the path.
+func (p *Pack) Name() string {
+	switch {
+	case p.Company.Name != "":
+		return p.Company.Name
+	case p.Company.ID != "":
+		return p.Company.ID
+	}
+	return p.Path
+}
+
+// Task returns the task with the given label, or nil.
+func (p *Pack) Task(label string) *Task {
+	for _, t := range p.Tasks {
+		if t.Label == label {
+			return t
+		}
+	}
+	return nil
+}
+
+// Company is the pack's company block.
+type Company struct {
+	ID      string
+	Name    string
+	APIBase string
+}
+
+// Task is one pack task.
+type Task struct {
+	Pos         diag.Pos // the task's position (its "- " item)
+	Label       string
+	Persona     string
+	Prompt      string
+	Scorer      scorer.ID
+	Weight      float64 // default 1.0
+	SliceTags   []string
+	KPIs        map[string]any      // KPI values as decoded from YAML into JSON types
+	KPIPos      map[string]diag.Pos // position of each KPI key
+	KPIValuePos map[string]diag.Pos // position of each KPI value
+	Safety      Safety
+	ToolCatalog []string // the task's own tool_catalog (see Pack.ToolCatalog)
+	CEL         []*CELCheck
+}
+
+// Safety is a task's safety block.
+type Safety struct {
+	RequiresHuman bool
+	MaxToolCalls  *int
+}
+
+// CELCheck is one CEL KPI check as written in the pack.
+type CELCheck struct {
+	Pos         diag.Pos // the check's "- " item
+	Name        string
+	Expr        string
+	ExprPos     ScalarPos // where the expression's text sits in the file
+	Message     string
+	MessageExpr string
+	MessagePos  ScalarPos // of message_expr, when set
+	Weight      float64   // default 1
+	FailureTag  string
+}
+
+// ScalarPos maps an offset inside a YAML scalar's value back to a file
+// position, for plain, quoted and block scalars alike.
+type ScalarPos struct {
+	Pos   diag.Pos // where the scalar's token starts (quote or block indicator included)
+	Style ScalarStyle
+	// Lines holds, for each line of the value, the file position of its first
+	// character; filled for block scalars and multi-line flow scalars.
+	Lines []diag.Pos
+}
+
+// ScalarStyle is how a scalar was written.
+type ScalarStyle int
+
+const (
+	Plain ScalarStyle = iota
+	SingleQuoted
+	DoubleQuoted
+	Literal // |
+	Folded  // >
+)
+
+// Scoring is the pack's scoring block.
+type Scoring struct {
+	ProcessWeight   float64
+	KPIWeight       float64
+	MinMeanScore    float64
+	MinFinalizeRate float64
+	MaxErrorRate    float64
+	MaxMeanLatencyS *float64
+	MaxMeanCostUSD  *float64
+	ParetoFilter    bool
+	Promotion       Promotion
+}
+
+// Promotion is the scoring.promotion block.
+type Promotion struct {
+	RequireNoRegression bool
+	ShadowRuns          int
+	RollbackOn          []string
+}

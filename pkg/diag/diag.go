@@ -1,0 +1,224 @@
+package diag
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Severity says whether a diagnostic stops the input from being used.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+)
+
+// Pos is a position in a file. Line and Col are 1-based; zero means unknown.
+// Col counts runes, not bytes.
+type Pos struct {
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Col  int    `json:"col,omitempty"`
+}
+
+// String renders the position as file:line:col, leaving out unknown parts.
+func (p Pos) String() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		if b.Len() > 0 {
+			b.WriteByte(':')
+		}
+		fmt.Fprintf(&b, "%d", p.Line)
+		if p.Col > 0 {
+			fmt.Fprintf(&b, ":%d", p.Col)
+		}
+	}
+	return b.String()
+}
+
+// Less orders positions by file, then line, then column.
+func (p Pos) Less(q Pos) bool {
+	if p.File != q.File {
+		return p.File < q.File
+	}
+	if p.Line != q.Line {
+		return p.Line < q.Line
+	}
+	return p.Col < q.Col
+}
+
+// Diagnostic is one problem at one position.
+type Diagnostic struct {
+	Pos      Pos      `json:"pos"`
+	Severity Severity `json:"severity"`
+	Code     string   `json:"code"`
+	Message  string   `json:"message"`
+}
+
+// Errorf builds an error diagnostic.
+func Errorf(pos Pos, code, format string, args ...any) Diagnostic {
+	return Diagnostic{Pos: pos, Severity: Error, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Warnf builds a warning diagnostic.
+func Warnf(pos Pos, code, format string, args ...any) Diagnostic {
+	return Diagnostic{Pos: pos, Severity: Warning, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// String renders "file:line:col: code: message" (warnings say so).
+func (d Diagnostic) String() string {
+	var b strings.Builder
+	if s := d.Pos.String(); s != "" {
+		b.WriteString(s)
+		b.WriteString(": ")
+	}
+	if d.Severity == Warning {
+		b.WriteString("warning: ")
+	}
+	b.WriteString(d.Code)
+	b.WriteString(": ")
+	b.WriteString(d.Message)
+	return b.String()
+}
+
+// List is every problem found in one pass. It implements error.
+type List []Diagnostic
+
+// Error renders the list one diagnostic a line, without source excerpts.
+func (l List) Error() string {
+	lines := make([]string, len(l))
+	for i, d := range l {
+		lines[i] = d.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Sort orders the list by position, then code, then message; stable.
+func (l List) Sort() {
+	sort.SliceStable(l, func(i, j int) bool {
+		a, b := l[i], l[j]
+		if a.Pos != b.Pos {
+			return a.Pos.Less(b.Pos)
+		}
+		if a.Code != b.Code {
+			return a.Code < b.Code
+		}
+		return a.Message < b.Message
+	})
+}
+
+// HasErrors reports whether any diagnostic is an error (not a warning).
+func (l List) HasErrors() bool {
+	for _, d := range l {
+		if d.Severity != Warning {
+			return true
+		}
+	}
+	return false
+}
+
+// Errors returns only the error diagnostics.
+func (l List) Errors() List {
+	var out List
+	for _, d := range l {
+		if d.Severity != Warning {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Err returns the list as an error when it holds an error diagnostic, else nil.
+func (l List) Err() error {
+	if l.HasErrors() {
+		return l
+	}
+	return nil
+}
+
+// Cap keeps the first n diagnostics and, when some were dropped, appends one
+// saying how many (code "diag.truncated", at the position of the last kept one).
+func (l List) Cap(n int) List {
+	if len(l) <= n {
+		return l
+	}
+	out := append(List(nil), l[:n]...)
+	out = append(out, Diagnostic{Pos: Pos{File: l[n-1].Pos.File}, Severity: Error, Code: "diag.truncated",
+		Message: fmt.Sprintf("%d more problems not shown", len(l)-n)})
+	return out
+}
+
+// MarshalJSON renders the list as a JSON array (never null).
+func (l List) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]Diagnostic(l))
+}
+
+// Render writes every diagnostic followed by its source line and a caret
+// under the column, when src (the file's bytes, keyed by Pos.File) has it.
+func (l List) Render(src map[string][]byte) string {
+	var b strings.Builder
+	for _, d := range l {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+		if line, ok := sourceLine(src[d.Pos.File], d.Pos.Line); ok && d.Pos.Line > 0 {
+			b.WriteString("    ")
+			b.WriteString(line)
+			b.WriteByte('\n')
+			if d.Pos.Col > 0 {
+				b.WriteString("    ")
+				b.WriteString(caretPad(line, d.Pos.Col))
+				b.WriteString("^\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// sourceLine returns line n (1-based) of src without its newline, with
+// invalid UTF-8 replaced so a rendered excerpt is always printable.
+func sourceLine(src []byte, n int) (string, bool) {
+	if src == nil || n < 1 {
+		return "", false
+	}
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(src, '\n')
+		if j < 0 {
+			return "", false
+		}
+		src = src[j+1:]
+	}
+	if j := bytes.IndexByte(src, '\n'); j >= 0 {
+		src = src[:j]
+	}
+	line := strings.TrimRight(strings.ToValidUTF8(string(src), "\uFFFD"), "\r")
+	return line, true
+}
+
+// caretPad returns the padding that puts a caret under rune column col,
+// keeping tabs so the caret lines up with the source line as printed.
+func caretPad(line string, col int) string {
+	var b strings.Builder
+	i := 1
+	for _, r := range line {
+		if i >= col {
+			break
+		}
+		if r == '\t' {
+			b.WriteByte('\t')
+		} else {
+			b.WriteByte(' ')
+		}
+		i++
+	}
+	for ; i < col; i++ {
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
