@@ -9,6 +9,7 @@ type Event struct {
 	Phase     string `json:"phase,omitempty"`      // for "phase" events
 	EventType string `json:"event_type,omitempty"` // payload.event_type for runtime events
 	ToolName  string `json:"tool_name,omitempty"`  // payload.tool_name for runtime events
+	Text      string `json:"text,omitempty"`       // for "raw" events: the line's first 256 bytes
 }
 
 // ToolCall is one tool invocation (one runtime tool_start).

@@ -1,0 +1,274 @@
+package score
+
+import (
+	"slices"
+)
+
+// Status says whether a pack task's turn was scored.
+type Status string
+
+const (
+	StatusScored   Status = "scored"   // the turn ran and its scorer scored it
+	StatusUnscored Status = "unscored" // the turn ran but its scorer could not score it
+	StatusMissing  Status = "missing"  // the pack task has no turn in the run
+)
+
+// Turn is one pack task's outcome in a candidate's run, as Summarize reads it.
+type Turn struct {
+	Label        string   `json:"label"`
+	Persona      string   `json:"persona"`
+	Weight       float64  `json:"weight"` // the task's weight; a non-positive weight counts as 1
+	SliceTags    []string `json:"slice_tags"`
+	Status       Status   `json:"status"`
+	ProcessScore float64  `json:"process_score"`
+	KPIScore     float64  `json:"kpi_score"`
+	TurnScore    float64  `json:"turn_score"`
+	Finalized    bool     `json:"finalized"`
+	Error        bool     `json:"error"`
+	LatencyS     *float64 `json:"latency_s"`
+	CostUSD      *float64 `json:"cost_usd"`
+	ToolCalls    int      `json:"tool_calls"` // tool invocations (tool_start events)
+	FailureTags  []string `json:"failure_tags"`
+}
+
+// Thresholds are the promotion gates of a pack's scoring block.
+type Thresholds struct {
+	MinMeanScore    float64
+	MinFinalizeRate float64
+	MaxErrorRate    float64
+	MaxMeanLatencyS *float64 // nil: no latency gate
+	MaxMeanCostUSD  *float64 // nil: no cost gate
+}
+
+// Gate names, as they appear in Summary.Gates.Failed.
+const (
+	GateMinMeanScore    = "min_mean_score"
+	GateMinFinalizeRate = "min_finalize_rate"
+	GateMaxErrorRate    = "max_error_rate"
+	GateMaxMeanLatencyS = "max_mean_latency_s"
+	GateMaxMeanCostUSD  = "max_mean_cost_usd"
+	GateSafety          = "safety"   // value: turns tagged safety_gate_failed; threshold 0
+	GateUnscored        = "unscored" // value: unscored turns; threshold 0
+	GateMissing         = "missing"  // value: missing pack tasks; threshold 0
+)
+
+// Summary is one candidate's aggregate over a pack (summary.json's
+// candidates[]).
+type Summary struct {
+	Candidate     string           `json:"candidate"`
+	N             int              `json:"n"` // turns that ran: scored + unscored
+	MeanScore     float64          `json:"mean_score"`
+	FinalizeRate  float64          `json:"finalize_rate"`
+	ErrorRate     float64          `json:"error_rate"`
+	MeanLatencyS  *float64         `json:"mean_latency_s"` // null when no turn has a latency
+	MeanToolCalls float64          `json:"mean_tool_calls"`
+	MeanCostUSD   *float64         `json:"mean_cost_usd"` // null unless every turn has a cost
+	Unscored      int              `json:"unscored"`
+	Missing       int              `json:"missing"`
+	Slices        map[string]Slice `json:"slices"`
+	FailureTags   map[string]int   `json:"failure_tags"`
+	ScorerVersion string           `json:"scorer_version"` // set by the caller
+	Gates         Gates            `json:"gates"`
+	Eligible      bool             `json:"eligible"` // every gate passed
+}
+
+// Slice is the aggregate over the scored turns whose task has a slice tag.
+type Slice struct {
+	N         int     `json:"n"`
+	MeanScore float64 `json:"mean_score"` // weighted by task weight
+}
+
+// Gates is the outcome of the promotion gates.
+type Gates struct {
+	Passed bool          `json:"passed"`
+	Failed []GateFailure `json:"failed"` // never nil: [] in JSON
+}
+
+// GateFailure is one failed gate with the candidate's value and the threshold.
+type GateFailure struct {
+	Gate      string  `json:"gate"`
+	Value     float64 `json:"value"`
+	Threshold float64 `json:"threshold"`
+}
+
+// Summarize aggregates a candidate's turns (DESIGN.md section 7):
+//   - n counts the turns that ran (scored and unscored); missing tasks are
+//     counted in Missing only;
+//   - mean_score is the task-weighted mean of turn_score over scored turns
+//     (an unscored turn is never averaged in as 0), 0 when none is scored;
+//   - finalize_rate, error_rate and mean_tool_calls are over the n turns
+//     that ran (their traces say it whether or not a scorer scored them);
+//   - mean_latency_s is the mean over the turns that ran with a known
+//     latency, null when none has one; mean_cost_usd is set only when every
+//     turn that ran has a cost;
+//   - slices are over scored turns, weighted like mean_score;
+//   - failure_tags counts each tag over every turn given.
+//
+// The gates (inclusive) are, in this order: mean_score >= min_mean_score,
+// finalize_rate >= min_finalize_rate, error_rate <= max_error_rate,
+// mean_latency_s <= max_mean_latency_s when set and known, mean_cost_usd <=
+// max_mean_cost_usd when set and known, no turn tagged safety_gate_failed,
+// no unscored turn, no missing task. ScorerVersion is left for the caller.
+func Summarize(candidate string, turns []Turn, th Thresholds) Summary {
+	s := Summary{
+		Candidate:   candidate,
+		Slices:      map[string]Slice{},
+		FailureTags: map[string]int{},
+	}
+	var (
+		wSum, wScore       float64
+		finalized, errored int
+		latSum, costSum    float64
+		latN, costN, tools int
+		sliceW, sliceScore = map[string]float64{}, map[string]float64{}
+		sliceN             = map[string]int{}
+		safetyFailed       int
+	)
+	for _, t := range turns {
+		for _, tag := range MergeTags(t.FailureTags) {
+			s.FailureTags[tag]++
+			if tag == TagSafetyGateFailed {
+				safetyFailed++
+			}
+		}
+		switch t.Status {
+		case StatusMissing:
+			s.Missing++
+			continue
+		case StatusUnscored:
+			s.Unscored++
+		default:
+			w := t.Weight
+			if w <= 0 {
+				w = 1
+			}
+			wSum += w
+			wScore += w * t.TurnScore
+			for _, tag := range MergeTags(t.SliceTags) {
+				sliceN[tag]++
+				sliceW[tag] += w
+				sliceScore[tag] += w * t.TurnScore
+			}
+		}
+		s.N++
+		if t.Finalized {
+			finalized++
+		}
+		if t.Error {
+			errored++
+		}
+		tools += t.ToolCalls
+		if t.LatencyS != nil {
+			latSum += *t.LatencyS
+			latN++
+		}
+		if t.CostUSD != nil {
+			costSum += *t.CostUSD
+			costN++
+		}
+	}
+	if wSum > 0 {
+		s.MeanScore = round9(wScore / wSum)
+	}
+	if s.N > 0 {
+		n := float64(s.N)
+		s.FinalizeRate = round9(float64(finalized) / n)
+		s.ErrorRate = round9(float64(errored) / n)
+		s.MeanToolCalls = round9(float64(tools) / n)
+		if costN == s.N {
+			s.MeanCostUSD = ptr(round9(costSum / n))
+		}
+	}
+	if latN > 0 {
+		s.MeanLatencyS = ptr(round9(latSum / float64(latN)))
+	}
+	for tag, n := range sliceN {
+		s.Slices[tag] = Slice{N: n, MeanScore: round9(sliceScore[tag] / sliceW[tag])}
+	}
+	s.Gates = gates(&s, th, safetyFailed)
+	s.Eligible = s.Gates.Passed
+	return s
+}
+
+func gates(s *Summary, th Thresholds, safetyFailed int) Gates {
+	failed := []GateFailure{}
+	check := func(ok bool, gate string, value, threshold float64) {
+		if !ok {
+			failed = append(failed, GateFailure{Gate: gate, Value: value, Threshold: threshold})
+		}
+	}
+	check(ge(s.MeanScore, th.MinMeanScore), GateMinMeanScore, s.MeanScore, th.MinMeanScore)
+	check(ge(s.FinalizeRate, th.MinFinalizeRate), GateMinFinalizeRate, s.FinalizeRate, th.MinFinalizeRate)
+	check(le(s.ErrorRate, th.MaxErrorRate), GateMaxErrorRate, s.ErrorRate, th.MaxErrorRate)
+	if th.MaxMeanLatencyS != nil && s.MeanLatencyS != nil {
+		check(le(*s.MeanLatencyS, *th.MaxMeanLatencyS), GateMaxMeanLatencyS, *s.MeanLatencyS, *th.MaxMeanLatencyS)
+	}
+	if th.MaxMeanCostUSD != nil && s.MeanCostUSD != nil {
+		check(le(*s.MeanCostUSD, *th.MaxMeanCostUSD), GateMaxMeanCostUSD, *s.MeanCostUSD, *th.MaxMeanCostUSD)
+	}
+	check(safetyFailed == 0, GateSafety, float64(safetyFailed), 0)
+	check(s.Unscored == 0, GateUnscored, float64(s.Unscored), 0)
+	check(s.Missing == 0, GateMissing, float64(s.Missing), 0)
+	return Gates{Passed: len(failed) == 0, Failed: failed}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Frontier returns the ids of the eligible candidates no other eligible
+// candidate dominates, sorted by id. The dimensions: maximize mean_score and
+// finalize_rate; minimize error_rate, mean_latency_s (only when every
+// eligible candidate has it), mean_cost_usd (likewise) and mean_tool_calls.
+// a dominates b when a is at least as good on every dimension and strictly
+// better on one, so equal candidates both stay.
+func Frontier(cands []Summary) []string {
+	var el []*Summary
+	for i := range cands {
+		if cands[i].Eligible {
+			el = append(el, &cands[i])
+		}
+	}
+	withLat, withCost := true, true
+	for _, c := range el {
+		withLat = withLat && c.MeanLatencyS != nil
+		withCost = withCost && c.MeanCostUSD != nil
+	}
+	// dims gives each dimension as a value to maximize.
+	dims := func(c *Summary) []float64 {
+		d := []float64{c.MeanScore, c.FinalizeRate, -c.ErrorRate, -c.MeanToolCalls}
+		if withLat {
+			d = append(d, -*c.MeanLatencyS)
+		}
+		if withCost {
+			d = append(d, -*c.MeanCostUSD)
+		}
+		return d
+	}
+	out := []string{}
+	for _, b := range el {
+		dominated := false
+		for _, a := range el {
+			if a != b && dominates(dims(a), dims(b)) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, b.Candidate)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func dominates(a, b []float64) bool {
+	better := false
+	for i := range a {
+		if gt(b[i], a[i]) {
+			return false
+		}
+		if gt(a[i], b[i]) {
+			better = true
+		}
+	}
+	return better
+}

@@ -1,0 +1,479 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/assay-eval/assay/pkg/diag"
+)
+
+// MaxLineBytes is the longest trace line Parse reads. A longer line is
+// skipped with a warning; it never fails the parse and is never held whole.
+const MaxLineBytes = 16 << 20
+
+// rawTextMax bounds the text a "raw" event keeps of a line that is not JSON.
+const rawTextMax = 256
+
+// Diagnostic codes the parser emits (all warnings).
+const (
+	CodeMalformedLine = "trace.malformed_line" // a line that is not a JSON object
+	CodeLineTooLong   = "trace.line_too_long"  // a line over MaxLineBytes
+	CodeFieldType     = "trace.field_type"     // a known field with a value of the wrong type
+)
+
+// Event types of DESIGN.md section 4.
+const (
+	TypeError           = "error"
+	TypePhase           = "phase"
+	TypeRuntime         = "runtime"
+	TypeRuntimeRaw      = "runtime_raw"
+	TypeSubAgentSpawned = "sub_agent_spawned"
+	TypeStreamEvent     = "stream_event"
+	TypeDone            = "done"
+	TypeFinalAnswer     = "final_answer"
+	TypeRaw             = "raw"
+
+	EventToolStart     = "tool_start"
+	EventToolEnd       = "tool_end"
+	EventLoopIteration = "loop_iteration"
+
+	// FinalizeTool is the tool whose runtime event marks a turn finalized.
+	FinalizeTool = "finalize_response"
+)
+
+// fields holds the spans of the members of a trace line the parser reads.
+// Everything else is validated and skipped by the scanner without building
+// values (no map[string]any per line), which keeps Parse fast.
+type fields struct {
+	typ, message, phase, payload, event, reply, finalized, taskID, taskAction span
+}
+
+func (f *fields) visit(key []byte, v span) {
+	switch string(key) { // no allocation: the compiler special-cases this switch
+	case "type":
+		f.typ = v
+	case "message":
+		f.message = v
+	case "phase":
+		f.phase = v
+	case "payload":
+		f.payload = v
+	case "event":
+		f.event = v
+	case "reply":
+		f.reply = v
+	case "finalized":
+		f.finalized = v
+	case "task_id":
+		f.taskID = v
+	case "task_action":
+		f.taskAction = v
+	}
+}
+
+// payloadFields are the members of a runtime or final_answer payload.
+type payloadFields struct {
+	eventType, toolName, toolInput, args, message span
+}
+
+func (f *payloadFields) visit(key []byte, v span) {
+	switch string(key) {
+	case "event_type":
+		f.eventType = v
+	case "tool_name":
+		f.toolName = v
+	case "tool_input":
+		f.toolInput = v
+	case "args":
+		f.args = v
+	case "message":
+		f.message = v
+	}
+}
+
+// streamFields are the members of a stream_event's event and of its delta.
+type streamFields struct {
+	typ, delta, text span
+}
+
+func (f *streamFields) visit(key []byte, v span) {
+	switch string(key) {
+	case "type":
+		f.typ = v
+	case "delta":
+		f.delta = v
+	case "text":
+		f.text = v
+	}
+}
+
+// ParseFile parses the NDJSON trace at path (see Parse).
+func ParseFile(path string) (*Turn, diag.List, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening trace: %w", err)
+	}
+	defer f.Close()
+	return Parse(path, f)
+}
+
+// Parse reads an NDJSON trace line by line and derives the turn it
+// describes (DESIGN.md section 4). file names the trace in diagnostics.
+//
+// Parse never fails on content: a line that is not a JSON object becomes a
+// "raw" event and a warning, a line longer than MaxLineBytes is skipped with
+// a warning, a known field of the wrong type is ignored with a warning, and
+// blank lines are skipped. The error is for I/O errors only.
+func Parse(file string, r io.Reader) (*Turn, diag.List, error) {
+	return parse(file, r, MaxLineBytes)
+}
+
+// readers recycles the 64 KiB line readers of Parse: a run parses thousands
+// of traces, and a fresh buffer each time costs more than parsing a small one.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
+// parse is Parse with the line limit as a parameter, for tests.
+func parse(file string, r io.Reader, maxLine int) (*Turn, diag.List, error) {
+	p := parser{
+		file: file,
+		turn: &Turn{
+			Events:        make([]Event, 0, 64),
+			ToolCalls:     []ToolCall{},
+			ErrorMessages: []string{},
+			Phases:        []string{},
+		},
+	}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil)
+		readers.Put(br)
+	}()
+	var (
+		long     []byte // accumulates a line longer than the reader's buffer
+		tooLong  bool   // the current line passed MaxLineBytes and is being skipped
+		n        int    // line number
+		size     int    // bytes of the current line read so far
+		prevLast byte   // the last byte of the previous chunk of a long line
+	)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			size += len(chunk)
+			prevLast = chunk[len(chunk)-1]
+			if !tooLong {
+				if size > maxLine {
+					tooLong, long = true, nil
+				} else {
+					long = append(long, chunk...)
+				}
+			}
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, nil, fmt.Errorf("reading trace %s: %w", file, err)
+		}
+		if len(chunk) > 0 || size > 0 {
+			n++
+			size += len(chunk)
+			if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+				size-- // the limit is on the line's content, without "\n" or "\r\n"
+				if (len(chunk) > 1 && chunk[len(chunk)-2] == '\r') || (len(chunk) == 1 && prevLast == '\r') {
+					size--
+				}
+			}
+			switch {
+			case tooLong || size > maxLine:
+				p.diags = append(p.diags, diag.Warnf(diag.Pos{File: file, Line: n}, CodeLineTooLong,
+					"line of %d bytes is longer than the %d-byte limit; skipped", size, maxLine))
+			case len(long) > 0:
+				long = append(long, chunk...)
+				p.line(n, long)
+			default:
+				p.line(n, chunk)
+			}
+			long, tooLong, size, prevLast = long[:0], false, 0, 0
+			if cap(long) > 1<<20 {
+				long = nil // do not hold a huge buffer for the rest of the trace
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	p.finish()
+	return p.turn, p.diags, nil
+}
+
+type parser struct {
+	file  string
+	turn  *Turn
+	diags diag.List
+	f     fields
+
+	deltas      []byte
+	reply       string // last non-empty done reply
+	finalAnswer string // last non-empty final_answer string
+	hasFinal    bool
+	textLen     int
+}
+
+func (p *parser) pos(n, col int) diag.Pos { return diag.Pos{File: p.file, Line: n, Col: col} }
+
+// line handles one line (with its line ending, if any).
+func (p *parser) line(n int, b []byte) {
+	b = bytes.TrimRight(b, "\r\n")
+	lead := len(b) - len(bytes.TrimLeft(b, " \t\r\n"))
+	if lead == len(b) {
+		return // blank
+	}
+	if b[lead] != '{' {
+		p.raw(n, b, colOf(b, lead), "not a JSON object")
+		return
+	}
+	p.f = fields{}
+	sc := scanner{b: b, i: lead}
+	err := sc.members(1, p.f.visit)
+	if err == nil {
+		sc.ws()
+		if sc.i < len(b) {
+			err = sc.fail("invalid character %q after top-level value", b[sc.i])
+		}
+	}
+	if err != nil {
+		var se *syntaxError
+		errors.As(err, &se)
+		p.raw(n, b, colOf(b, se.off), "invalid JSON: "+se.msg)
+		return
+	}
+	p.event(n, b, &p.f)
+}
+
+// raw records a line that is not a JSON object.
+func (p *parser) raw(n int, b []byte, col int, why string) {
+	text := b
+	if len(text) > rawTextMax {
+		text = text[:rawTextMax]
+		for len(text) > 0 && !utf8.Valid(text) {
+			text = text[:len(text)-1]
+		}
+	}
+	p.turn.Events = append(p.turn.Events, Event{Line: n, Type: TypeRaw, Text: strings.ToValidUTF8(string(text), "\uFFFD")})
+	p.diags = append(p.diags, diag.Warnf(p.pos(n, col), CodeMalformedLine, "%s; kept as a raw event", why))
+}
+
+// colOf converts a byte offset into b to a 1-based rune column.
+func colOf(b []byte, off int) int {
+	off = max(0, min(off, len(b)))
+	return utf8.RuneCount(b[:off]) + 1
+}
+
+// str returns the string value v of line b; a value of another type is
+// ignored with a warning naming the field.
+func (p *parser) str(n int, b []byte, v span, field string) string {
+	switch v.kind {
+	case 0, 'n':
+		return ""
+	case '"':
+		return stringValue(b, v)
+	}
+	p.mistyped(n, b, v, field, "a string")
+	return ""
+}
+
+func (p *parser) mistyped(n int, b []byte, v span, field, want string) {
+	p.diags = append(p.diags, diag.Warnf(p.pos(n, colOf(b, v.start)), CodeFieldType,
+		"field %s: want %s, got %s; ignored", field, want, kindName(v.kind)))
+}
+
+func kindName(k byte) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a bool"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// object scans the object value v of line b with visit; false when v is
+// absent or null, and a warning when it is not an object.
+func (p *parser) object(n int, b []byte, v span, field string, visit func([]byte, span)) bool {
+	switch v.kind {
+	case 0, 'n':
+		return false
+	case '{':
+		sc := scanner{b: b[:v.end], i: v.start}
+		return sc.members(1, visit) == nil // validated already: cannot fail
+	}
+	p.mistyped(n, b, v, field, "an object")
+	return false
+}
+
+func (p *parser) event(n int, b []byte, f *fields) {
+	t := p.turn
+	ev := Event{Line: n, Type: p.str(n, b, f.typ, "type")}
+	switch ev.Type {
+	case TypeError:
+		t.Error = true
+		t.ErrorMessages = append(t.ErrorMessages, messageText(b, f.message))
+	case TypePhase:
+		ev.Phase = p.str(n, b, f.phase, "phase")
+		t.Phases = append(t.Phases, ev.Phase)
+	case TypeRuntime, TypeRuntimeRaw:
+		var pl payloadFields
+		if !p.object(n, b, f.payload, "payload", pl.visit) {
+			break
+		}
+		ev.EventType = p.str(n, b, pl.eventType, "payload.event_type")
+		ev.ToolName = p.str(n, b, pl.toolName, "payload.tool_name")
+		switch ev.EventType {
+		case EventToolStart:
+			t.ToolEvents++
+			args := pl.toolInput
+			if args.kind == 0 || args.kind == 'n' {
+				args = pl.args
+			}
+			t.ToolCalls = append(t.ToolCalls, ToolCall{Name: ev.ToolName, Args: decodeArgs(b, args)})
+		case EventToolEnd:
+			t.ToolEvents++
+		case EventLoopIteration:
+			t.LoopIters++
+		}
+		if ev.ToolName == FinalizeTool {
+			t.Finalized = true
+		}
+	case TypeSubAgentSpawned:
+		t.ToolEvents++
+		t.SubAgents++
+	case TypeStreamEvent:
+		var e, d streamFields
+		if !p.object(n, b, f.event, "event", e.visit) || p.str(n, b, e.typ, "event.type") != "content_block_delta" {
+			break
+		}
+		if !p.object(n, b, e.delta, "event.delta", d.visit) || p.str(n, b, d.typ, "event.delta.type") != "text_delta" {
+			break
+		}
+		switch d.text.kind {
+		case '"':
+			k := len(p.deltas)
+			p.deltas = appendStringValue(p.deltas, b, d.text)
+			p.textLen += utf8.RuneCount(p.deltas[k:])
+		case 0, 'n':
+		default:
+			p.mistyped(n, b, d.text, "event.delta.text", "a string")
+		}
+	case TypeDone:
+		if reply := p.str(n, b, f.reply, "reply"); reply != "" {
+			p.reply = reply
+			p.textLen += utf8.RuneCountInString(reply)
+		}
+		switch f.finalized.kind {
+		case 't':
+			t.Finalized = true
+		case 0, 'f', 'n':
+		default:
+			p.mistyped(n, b, f.finalized, "finalized", "a bool")
+		}
+		switch f.taskID.kind {
+		case 0, 'n':
+		case '"':
+			if id := stringValue(b, f.taskID); id != "" {
+				t.TaskID = id
+			}
+		case '{', '[', 't', 'f':
+			p.mistyped(n, b, f.taskID, "task_id", "a string or a number")
+		default:
+			t.TaskID = string(b[f.taskID.start:f.taskID.end])
+		}
+		if a := p.str(n, b, f.taskAction, "task_action"); a != "" {
+			t.TaskAction = a
+		}
+	case TypeFinalAnswer:
+		var pl payloadFields
+		if p.object(n, b, f.payload, "payload", pl.visit) {
+			p.finalAnswerMessage(n, b, pl.message)
+		}
+	}
+	t.Events = append(t.Events, ev)
+}
+
+// finalAnswerMessage applies final_answer's payload.message: a non-empty
+// string is the answer and finalizes; true finalizes.
+func (p *parser) finalAnswerMessage(n int, b []byte, m span) {
+	switch m.kind {
+	case '"':
+		s := stringValue(b, m)
+		if s == "" {
+			return
+		}
+		p.finalAnswer, p.hasFinal = s, true
+		p.textLen += utf8.RuneCountInString(s)
+		p.turn.Finalized = true
+	case 't':
+		p.turn.Finalized = true
+	case 0, 'f', 'n':
+	default:
+		p.mistyped(n, b, m, "payload.message", "a string or a bool")
+	}
+}
+
+func (p *parser) finish() {
+	t := p.turn
+	t.StreamedText = string(p.deltas)
+	t.TextLen = p.textLen
+	switch {
+	case p.hasFinal:
+		t.Answer = p.finalAnswer
+	case p.reply != "":
+		t.Answer = p.reply
+	default:
+		t.Answer = t.StreamedText
+	}
+}
+
+// decodeArgs decodes a tool's arguments: a JSON object, or a string holding
+// one (some harnesses serialize tool input). Anything else is no arguments.
+func decodeArgs(b []byte, v span) map[string]any {
+	args := map[string]any{}
+	var m []byte
+	switch v.kind {
+	case '{':
+		m = b[v.start:v.end]
+	case '"':
+		m = bytes.TrimSpace([]byte(stringValue(b, v)))
+	}
+	if len(m) > 0 && m[0] == '{' {
+		var obj map[string]any
+		if json.Unmarshal(m, &obj) == nil && obj != nil {
+			return obj
+		}
+	}
+	return args
+}
+
+// messageText renders an error message: the string itself, or the JSON of
+// any other value.
+func messageText(b []byte, v span) string {
+	switch v.kind {
+	case 0, 'n':
+		return ""
+	case '"':
+		return stringValue(b, v)
+	}
+	return string(b[v.start:v.end])
+}
