@@ -22,6 +22,9 @@ const (
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr}
 	err := a.cliApp().RunContext(ctx, append([]string{"assay"}, args...))
+	if isUsageError(err) {
+		err = invalid(err)
+	}
 	code, show := exitCode(err)
 	if show {
 		msg := err.Error()
@@ -89,5 +92,15 @@ func outputFormat(c *cli.Context) (string, error) {
 	return f, nil
 }
 
-// errNotBuilt marks a command whose implementation has not landed yet.
-var errNotBuilt = errors.New("not built yet")
+// isUsageError reports whether err is urfave/cli's complaint about the
+// command line that does not pass through OnUsageError (a required flag not
+// set, an unknown command): invalid input, exit 2.
+func isUsageError(err error) bool {
+	var ee *ExitError
+	if err == nil || errors.As(err, &ee) {
+		return false
+	}
+	msg := err.Error()
+	return strings.HasPrefix(msg, "Required flag") || strings.HasPrefix(msg, "Required flags") ||
+		strings.HasPrefix(msg, "flag provided but not defined") || strings.Contains(msg, "No help topic for")
+}

@@ -1,0 +1,329 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/assay-eval/assay/host/kpi"
+	"github.com/assay-eval/assay/host/pack"
+	"github.com/assay-eval/assay/host/pluginhost"
+	"github.com/assay-eval/assay/host/score"
+	"github.com/assay-eval/assay/host/store"
+	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/plugins/builtin"
+	"github.com/assay-eval/assay/sdk"
+)
+
+const fixtures = "../../testdata/fixtures"
+
+// local scores in-process with the built-in scorers; fail makes a scorer
+// break on every case.
+type local struct {
+	scorers map[scorer.ID]sdk.Scorer
+	fail    map[scorer.ID]bool
+	mu      sync.Mutex
+	calls   map[scorer.ID]int // cases seen per scorer
+	labels  map[string]int    // cases seen per task label
+}
+
+func newLocal() *local {
+	l := &local{scorers: map[scorer.ID]sdk.Scorer{}, fail: map[scorer.ID]bool{}, calls: map[scorer.ID]int{}, labels: map[string]int{}}
+	for _, s := range builtin.Scorers() {
+		l.scorers[s.Describe().ID] = s
+	}
+	return l
+}
+
+func (l *local) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []pluginhost.Outcome {
+	l.mu.Lock()
+	l.calls[id] += len(cases)
+	for _, c := range cases {
+		l.labels[c.Task.Label]++
+	}
+	l.mu.Unlock()
+	out := make([]pluginhost.Outcome, len(cases))
+	for i, c := range cases {
+		if l.fail[id] {
+			out[i].Err = errors.New("plugin crashed")
+			continue
+		}
+		out[i].Result, out[i].Err = l.scorers[id].Score(ctx, c)
+	}
+	return out
+}
+
+func (l *local) descriptions() map[scorer.ID]scorer.Description {
+	m := map[scorer.ID]scorer.Description{}
+	for id, s := range l.scorers {
+		m[id] = s.Describe()
+	}
+	return m
+}
+
+func loadFixturePack(t *testing.T, l *local) (*pack.Pack, *kpi.Set) {
+	t.Helper()
+	ch := kpi.NewChecker()
+	p, diags := pack.Load(filepath.Join(fixtures, "pack.yaml"), pack.Options{Scorers: l.descriptions(), Checks: []pack.Check{ch}})
+	if diags.HasErrors() {
+		t.Fatalf("loading the fixture pack: %v", diags)
+	}
+	return p, ch.Set()
+}
+
+// fixtureInput is one turn per fixture task, all good or all bad.
+func fixtureInput(p *pack.Pack, candidate, kind string) *Input {
+	in := &Input{Candidate: candidate}
+	for _, t := range p.Tasks {
+		tr := filepath.Join(fixtures, "traces", t.Label+"."+kind+".ndjson")
+		ts := TurnSpec{Candidate: candidate, Label: t.Label, TracePath: tr, Pos: diag.Pos{File: tr}}
+		before := filepath.Join(fixtures, "state", t.Label+".before.json")
+		after := filepath.Join(fixtures, "state", t.Label+"."+kind+".after.json")
+		if fileExists(before) {
+			ts.StateBefore = Part{Path: before}
+		}
+		if fileExists(after) {
+			ts.StateAfter = Part{Path: after}
+		}
+		in.Turns = append(in.Turns, ts)
+	}
+	return in
+}
+
+func newEngine(t *testing.T, l *local, st *store.Store) (*Engine, *pack.Pack) {
+	t.Helper()
+	p, set := loadFixturePack(t, l)
+	e, err := New(Config{Pack: p, Scorers: l, Descriptions: l.descriptions(), CEL: set, Store: st,
+		ScorerVersion: "test-version", ChunkSize: 2, BatchSize: 2})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return e, p
+}
+
+func TestVerifyFixtures(t *testing.T) {
+	l := newLocal()
+	e, p := newEngine(t, l, nil)
+	good, err := e.Verify(context.Background(), fixtureInput(p, "good", "good"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := e.Verify(context.Background(), fixtureInput(p, "bad", "bad"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(good.Results) != len(p.Tasks) {
+		t.Fatalf("good results = %d, want %d", len(good.Results), len(p.Tasks))
+	}
+	for i, g := range good.Results {
+		b := bad.Results[i]
+		if g.Label != p.Tasks[i].Label {
+			t.Errorf("result %d is %s, want pack order %s", i, g.Label, p.Tasks[i].Label)
+		}
+		if g.Status != score.StatusScored || b.Status != score.StatusScored {
+			t.Errorf("%s: status good %s bad %s, want scored (diagnostics %v %v)", g.Label, g.Status, b.Status, g.Diagnostics, b.Diagnostics)
+			continue
+		}
+		if *g.TurnScore <= *b.TurnScore {
+			t.Errorf("%s: good turn score %.3f <= bad %.3f", g.Label, *g.TurnScore, *b.TurnScore)
+		}
+		if *g.KPIScore < 0.8 {
+			t.Errorf("%s: good KPI score %.3f, want >= 0.8; checks %+v", g.Label, *g.KPIScore, g.Checks)
+		}
+		want := score.TurnScore(p.Scoring.ProcessWeight, p.Scoring.KPIWeight, *g.ProcessScore, *g.KPIScore)
+		if *g.TurnScore != want {
+			t.Errorf("%s: turn score %v, want %v", g.Label, *g.TurnScore, want)
+		}
+	}
+	// Composite checks name the upstream scorer that made them.
+	for _, r := range good.Results {
+		if p.Task(r.Label).Scorer != CompositeID {
+			continue
+		}
+		for _, c := range r.Checks {
+			if c.Source == "scorer:composite" {
+				t.Errorf("composite check %s has source %s, want its upstream scorer", c.Name, c.Source)
+			}
+		}
+	}
+	if good.Summary.MeanScore <= bad.Summary.MeanScore {
+		t.Errorf("good mean %.3f <= bad mean %.3f", good.Summary.MeanScore, bad.Summary.MeanScore)
+	}
+}
+
+func TestVerifyScorerErrorMarksUnscored(t *testing.T) {
+	l := newLocal()
+	l.fail["task_state"] = true
+	e, p := newEngine(t, l, nil)
+	out, err := e.Verify(context.Background(), fixtureInput(p, "c", "good"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range out.Results {
+		if p.Task(r.Label).Scorer != "task_state" {
+			if r.Status != score.StatusScored {
+				t.Errorf("%s: status %s, want scored (other scorers go on)", r.Label, r.Status)
+			}
+			continue
+		}
+		if r.Status != score.StatusUnscored || r.TurnScore != nil || r.KPIScore != nil {
+			t.Errorf("%s: status %s turn %v kpi %v, want unscored with no scores", r.Label, r.Status, r.TurnScore, r.KPIScore)
+		}
+		if !contains(r.FailureTags, "scorer_error") {
+			t.Errorf("%s: tags %v, want scorer_error", r.Label, r.FailureTags)
+		}
+	}
+	if out.Summary.Unscored != 1 || out.Summary.Gates.Passed {
+		t.Errorf("summary unscored %d gates passed %t, want 1 and false", out.Summary.Unscored, out.Summary.Gates.Passed)
+	}
+}
+
+func TestVerifyMissingAndUnknownLabels(t *testing.T) {
+	l := newLocal()
+	e, p := newEngine(t, l, nil)
+	in := fixtureInput(p, "c", "good")
+	in.Turns = in.Turns[1:] // the first task has no turn
+	extra := in.Turns[0]
+	extra.Label = "not_in_pack"
+	in.Turns = append(in.Turns, extra)
+	out, err := e.Verify(context.Background(), in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Results[0].Status; got != score.StatusMissing {
+		t.Errorf("first task status %s, want missing", got)
+	}
+	if out.Summary.Missing != 1 || out.Summary.Gates.Passed {
+		t.Errorf("missing %d gates passed %t, want 1 and false", out.Summary.Missing, out.Summary.Gates.Passed)
+	}
+	var warned bool
+	for _, d := range out.Diagnostics {
+		warned = warned || (d.Code == "run.unknown_label" && strings.Contains(d.Message, "not_in_pack"))
+	}
+	if !warned || out.Diagnostics.HasErrors() {
+		t.Errorf("diagnostics %v, want one warning naming not_in_pack and no errors", out.Diagnostics)
+	}
+}
+
+func TestVerifyUnreadableSnapshotIsRecordedNotFatal(t *testing.T) {
+	l := newLocal()
+	e, p := newEngine(t, l, nil)
+	in := fixtureInput(p, "c", "good")
+	in.Turns[0].StateAfter = Part{Path: filepath.Join(t.TempDir(), "nope.json")}
+	out, err := e.Verify(context.Background(), in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Results[0].Status != score.StatusUnscored || !out.Diagnostics.HasErrors() {
+		t.Errorf("status %s diagnostics %v, want unscored and an error", out.Results[0].Status, out.Diagnostics)
+	}
+	for _, r := range out.Results[1:] {
+		if r.Status != score.StatusScored {
+			t.Errorf("%s: %s, want scored", r.Label, r.Status)
+		}
+	}
+}
+
+func TestVerifyResumesAndFresh(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l := newLocal()
+	e, p := newEngine(t, l, st)
+	full := fixtureInput(p, "c", "good")
+	partial := &Input{Candidate: "c", Turns: full.Turns[:3]}
+	first, err := e.Verify(ctx, partial, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for k, v := range l.labels {
+		seen[k] = v
+	}
+	second, err := e.Verify(ctx, full, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Resumed != 3 || second.RunID != first.RunID || second.Attempt != first.Attempt {
+		t.Errorf("resumed %d run %d attempt %d, want 3, %d, %d", second.Resumed, second.RunID, second.Attempt, first.RunID, first.Attempt)
+	}
+	for _, ts := range partial.Turns {
+		if l.labels[ts.Label] != seen[ts.Label] {
+			t.Errorf("resumed turn %s was scored again", ts.Label)
+		}
+	}
+	rows, err := st.TurnsDone(ctx, second.RunID, second.Attempt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(p.Tasks) {
+		t.Errorf("recorded %d turns, want %d", len(rows), len(p.Tasks))
+	}
+	// A resumed result equals a freshly scored one.
+	fresh, err := e.Verify(ctx, full, Options{Fresh: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Attempt != second.Attempt+1 || fresh.Resumed != 0 {
+		t.Errorf("fresh attempt %d resumed %d, want %d and 0", fresh.Attempt, fresh.Resumed, second.Attempt+1)
+	}
+	if diff := cmp.Diff(second.Summary, fresh.Summary); diff != "" {
+		t.Errorf("resumed summary differs from a fresh one (-resumed +fresh):\n%s", diff)
+	}
+}
+
+func TestReadTurnsFileDiagnostics(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "turns.jsonl")
+	src := `{"label":"a","trace":[{"type":"done","reply":"hi","finalized":true}]}
+{"label":"b","trace":[{"type":"done"}],"started_at":"yesterday"}
+not json
+{"label":"a","trace":[]}
+{"trace_file":"x.ndjson"}
+{"label":"c","trace":{"type":"done"}}
+`
+	writeFile(t, path, src)
+	inputs, diags, err := ReadTurnsFile(path, "cand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range diags {
+		got = append(got, d.Pos.String()+" "+d.Code)
+	}
+	want := []string{
+		path + ":2:40 turns.field",
+		path + ":3:2 turns.syntax",
+		path + ":4:1 turns.duplicate_label",
+		path + ":5:1 turns.field",
+		path + ":6:14 turns.field",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ReadTurnsFile diagnostics (-want +got):\n%s\nall: %v", diff, diags)
+	}
+	if len(inputs) != 1 || len(inputs[0].Turns) != 1 || inputs[0].Turns[0].Label != "a" {
+		t.Fatalf("inputs = %+v, want one candidate with turn a", inputs)
+	}
+	nd, _, _, err := inputs[0].Turns[0].line.load()
+	if err != nil || strings.TrimSpace(string(nd)) != `{"type":"done","reply":"hi","finalized":true}` {
+		t.Errorf("inline trace = %q, %v", nd, err)
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}

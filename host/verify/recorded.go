@@ -1,0 +1,47 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/assay-eval/assay/host/store"
+)
+
+// ErrNotRecorded means no run of that candidate was recorded for the pack
+// and scorer version.
+var ErrNotRecorded = errors.New("no recorded run")
+
+// Recorded returns the turn results recorded for candidate's latest attempt
+// against the pack (by sha256) with the same scorer version.
+func Recorded(ctx context.Context, st *store.Store, candidate, packSHA, scorerVersion string) ([]TurnResult, error) {
+	if st == nil {
+		return nil, ErrNotRecorded
+	}
+	runs, err := st.Runs(ctx, packSHA)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if r.Candidate != candidate || r.ScorerVersion != scorerVersion {
+			continue
+		}
+		rows, err := st.TurnsDone(ctx, r.ID, r.Attempt)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]TurnResult, 0, len(rows))
+		for _, row := range rows {
+			var tr TurnResult
+			if err := json.Unmarshal(row.Result, &tr); err != nil {
+				return nil, fmt.Errorf("reading recorded turn %s: %w", row.Label, err)
+			}
+			out = append(out, tr)
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })
+		return out, nil
+	}
+	return nil, fmt.Errorf("%w of candidate %q for this pack and scorer version", ErrNotRecorded, candidate)
+}
