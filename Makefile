@@ -1,7 +1,8 @@
 # assay — the two commands a newcomer needs are `make demo` and `make test`.
 GO        ?= go
 BIN       := bin
-PLUGINS   := $(notdir $(wildcard plugins/*))
+# every plugins/<id> that has a cmd/ (plugins/builtin and plugins/internal are libraries)
+PLUGINS   := $(patsubst plugins/%/cmd/,%,$(wildcard plugins/*/cmd/))
 GOBUILD   := $(GO) build -buildvcs=auto -trimpath
 FUZZTIME  ?= 30s
 
@@ -17,7 +18,6 @@ build:
 		echo "$(GOBUILD) -o $(BIN)/plugins/assay-scorer-$$p ./plugins/$$p/cmd"; \
 		$(GOBUILD) -o $(BIN)/plugins/assay-scorer-$$p ./plugins/$$p/cmd || exit 1; \
 	done
-	@rm -f $(BIN)/plugins/manifest.json
 	$(BIN)/assay --plugin-dir $(BIN)/plugins plugins register $(addprefix $(BIN)/plugins/assay-scorer-,$(PLUGINS))
 
 ## test: vet, then every test with the race detector (what .ci/run runs)

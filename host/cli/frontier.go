@@ -1,8 +1,118 @@
 package cli
 
-import "github.com/urfave/cli/v2"
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"text/tabwriter"
 
-// PLACEHOLDER: replaced by the command's real implementation.
+	"github.com/urfave/cli/v2"
+
+	"github.com/assay-eval/assay/host/score"
+)
+
 func (a *app) frontierCommand() *cli.Command {
-	return &cli.Command{Name: "frontier", Action: func(c *cli.Context) error { return hostErr(errNotBuilt) }}
+	return &cli.Command{
+		Name:  "frontier",
+		Usage: "the stored Pareto frontier of every candidate verified against a pack",
+		UsageText: `assay frontier --pack P [--db URL] [--format text|json]
+
+Reads every run recorded for the pack (by its sha256) and computes the Pareto
+frontier of the eligible candidates scored with the current scorer version.
+Candidates scored by other scorer versions are listed apart, never mixed in.
+
+Example:
+   assay frontier --pack packs/example.yaml`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			formatFlag(),
+		},
+		Action: a.frontier,
+	}
+}
+
+// frontierReport is `assay frontier --format json`.
+type frontierReport struct {
+	Pack          packRef           `json:"pack"`
+	ScorerVersion string            `json:"scorer_version"`
+	Candidates    []storedCandidate `json:"candidates"`
+	Frontier      []string          `json:"frontier"`
+	OtherVersions []storedCandidate `json:"other_scorer_versions"`
+}
+
+type storedCandidate struct {
+	Candidate     string        `json:"candidate"`
+	RunID         int64         `json:"run_id"`
+	ScorerVersion string        `json:"scorer_version"`
+	Summary       score.Summary `json:"summary"`
+}
+
+func (a *app) frontier(c *cli.Context) error {
+	format, err := outputFormat(c)
+	if err != nil {
+		return err
+	}
+	s, err := a.openSession(c, c.String("pack"), true, false)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	runs, err := s.rt.store.Runs(c.Context, s.pack.SHA256)
+	if err != nil {
+		return hostErr(err)
+	}
+	rep := frontierReport{
+		Pack:          packRef{Name: s.pack.Name(), Path: s.pack.Path, SHA256: s.pack.SHA256},
+		ScorerVersion: s.scorerVersion,
+		Candidates:    []storedCandidate{},
+		Frontier:      []string{},
+		OtherVersions: []storedCandidate{},
+	}
+	var current []score.Summary
+	for _, r := range runs {
+		if len(r.Summary) == 0 {
+			continue // a run that never finished has no summary
+		}
+		var sum score.Summary
+		if err := json.Unmarshal(r.Summary, &sum); err != nil {
+			return hostErr(fmt.Errorf("reading the summary of run %d: %w", r.ID, err))
+		}
+		sc := storedCandidate{Candidate: r.Candidate, RunID: r.ID, ScorerVersion: r.ScorerVersion, Summary: sum}
+		if r.ScorerVersion == s.scorerVersion {
+			rep.Candidates = append(rep.Candidates, sc)
+			current = append(current, sum)
+		} else {
+			rep.OtherVersions = append(rep.OtherVersions, sc)
+		}
+	}
+	sort.Slice(rep.Candidates, func(i, j int) bool { return rep.Candidates[i].Candidate < rep.Candidates[j].Candidate })
+	rep.Frontier = frontier(s.pack.Scoring.ParetoFilter, current)
+	if format == "json" {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(a.stdout, "pack %s (sha256 %s), scorer version %s\n", rep.Pack.Name, short(rep.Pack.SHA256), short(rep.ScorerVersion))
+	onFrontier := map[string]bool{}
+	for _, f := range rep.Frontier {
+		onFrontier[f] = true
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "CANDIDATE\tRUN\tMEAN\tFINALIZE\tERRORS\tLATENCY\tTOOLS\tCOST\tELIGIBLE\tFRONTIER")
+	for _, sc := range rep.Candidates {
+		m := sc.Summary
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.2f\t%.2f\t%s\t%.1f\t%s\t%t\t%t\n", sc.Candidate, sc.RunID, m.MeanScore, m.FinalizeRate,
+			m.ErrorRate, secs(m.MeanLatencyS), m.MeanToolCalls, usd(m.MeanCostUSD), m.Eligible, onFrontier[sc.Candidate])
+	}
+	tw.Flush()
+	if len(rep.Candidates) == 0 {
+		fmt.Fprintln(a.stdout, "no candidate has been verified against this pack with the current scorer version")
+	}
+	if len(rep.OtherVersions) > 0 {
+		fmt.Fprintf(a.stdout, "\nscored by other scorer versions (not comparable, not on the frontier):\n")
+		for _, sc := range rep.OtherVersions {
+			fmt.Fprintf(a.stdout, "  %s (run %d, scorer version %s): mean score %.3f\n", sc.Candidate, sc.RunID, short(sc.ScorerVersion), sc.Summary.MeanScore)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,12 @@
+// Command assay-scorer-ticket_linked serves the example private scorer
+// ticket_linked as an assay plugin. Build it with
+//
+//	go build -o bin/plugins/assay-scorer-ticket_linked ./examples/private-scorer/cmd
+package main
+
+import (
+	"github.com/assay-eval/assay/examples/private-scorer/ticketlinked"
+	"github.com/assay-eval/assay/sdk"
+)
+
+func main() { sdk.Serve(ticketlinked.New()) }

@@ -1,0 +1,228 @@
+package ticketlinked
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/assay-eval/assay/sdk"
+)
+
+// ID is the scorer's ID: spelled the same in the manifest, the pack YAML, the
+// schema enum, the DB CHECK and the binary name (assay-scorer-ticket_linked).
+const ID sdk.ID = "ticket_linked"
+
+// KPI keys.
+const (
+	// KeyLinked (bool): whether the answer cites the ID of a task that exists
+	// in state_after. The check passes when that matches the wanted value.
+	KeyLinked = "ticket_linked"
+	// KeyPrefix (string): every task ID the answer cites must start with this
+	// prefix (e.g. "REL-"), and each ID with this prefix that the answer
+	// mentions must exist in state_after.
+	KeyPrefix = "ticket_prefix"
+)
+
+// FailureTag is the tag a failed check carries: the answer is not grounded
+// in the company's state.
+const FailureTag = "ungrounded_answer"
+
+func description() sdk.Description {
+	return sdk.Description{
+		ID:      ID,
+		Version: "0.1.0",
+		KPIs: []sdk.KPI{
+			{Key: KeyLinked, ValueType: sdk.Bool, FailureTag: FailureTag,
+				Description: "the answer cites the id of a task that exists in state_after (true) or cites none (false)"},
+			{Key: KeyPrefix, ValueType: sdk.String, FailureTag: FailureTag,
+				Description: "the cited task ids start with this prefix, and every id with the prefix in the answer exists"},
+		},
+		Needs: []sdk.Need{sdk.NeedAnswer, sdk.NeedStateAfter},
+	}
+}
+
+type scorer struct{}
+
+var _ sdk.Scorer = scorer{}
+
+// New returns the ticket_linked scorer.
+func New() sdk.Scorer { return scorer{} }
+
+// Describe implements sdk.Scorer.
+func (scorer) Describe() sdk.Description { return description() }
+
+// Score implements sdk.Scorer.
+func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := &sdk.Result{Checks: []sdk.Check{}}
+	var ids map[string]string // lowercased id -> id as stored
+	if c.StateAfter == nil {
+		res.Diagnostics = append(res.Diagnostics, "no state_after snapshot: cannot tell which tasks exist")
+		ids = map[string]string{}
+	} else {
+		ids = taskIDs(c.StateAfter)
+	}
+	cited := citedIDs(c.Turn.Answer, ids)
+
+	var want bool
+	if ok, err := kpi(&c.Task, KeyLinked, sdk.Bool, &want); err != nil {
+		res.Diagnostics = append(res.Diagnostics, err.Error())
+	} else if ok {
+		res.Checks = append(res.Checks, linkedCheck(want, cited))
+	}
+	var prefix string
+	if ok, err := kpi(&c.Task, KeyPrefix, sdk.String, &prefix); err != nil {
+		res.Diagnostics = append(res.Diagnostics, err.Error())
+	} else if ok {
+		res.Checks = append(res.Checks, prefixCheck(prefix, c.Turn.Answer, cited, ids))
+	}
+
+	var sum float64
+	for _, ch := range res.Checks {
+		sum += ch.Score
+		if ch.FailureTag != "" && !containsString(res.FailureTags, ch.FailureTag) {
+			res.FailureTags = append(res.FailureTags, ch.FailureTag)
+		}
+	}
+	if len(res.Checks) > 0 {
+		res.Score = sum / float64(len(res.Checks))
+	} else {
+		res.Score = 1 // nothing was asked of this turn
+	}
+	return res, nil
+}
+
+func linkedCheck(want bool, cited []string) sdk.Check {
+	ch := sdk.Check{KPI: KeyLinked, Evidence: cited}
+	switch {
+	case want && len(cited) > 0:
+		ch.Score, ch.Passed = 1, true
+		ch.Detail = fmt.Sprintf("the answer cites existing task %s", strings.Join(cited, ", "))
+	case want:
+		ch.Detail = "the answer cites no task that exists in state_after"
+		ch.FailureTag = FailureTag
+	case len(cited) == 0:
+		ch.Score, ch.Passed = 1, true
+		ch.Detail = "the answer cites no task, as wanted"
+	default:
+		ch.Detail = fmt.Sprintf("the answer cites task %s, want none", strings.Join(cited, ", "))
+		ch.FailureTag = FailureTag
+	}
+	return ch
+}
+
+func prefixCheck(prefix, answer string, cited []string, ids map[string]string) sdk.Check {
+	ch := sdk.Check{KPI: KeyPrefix}
+	var good, wrongPrefix []string
+	for _, id := range cited {
+		if strings.HasPrefix(strings.ToLower(id), strings.ToLower(prefix)) {
+			good = append(good, id)
+		} else {
+			wrongPrefix = append(wrongPrefix, id)
+		}
+	}
+	var invented []string
+	for _, tok := range tokens(answer) {
+		if len(tok) > len(prefix) && strings.HasPrefix(strings.ToLower(tok), strings.ToLower(prefix)) {
+			if _, ok := ids[strings.ToLower(tok)]; !ok && !containsString(invented, tok) {
+				invented = append(invented, tok)
+			}
+		}
+	}
+	ch.Evidence = append(append([]string{}, good...), invented...)
+	switch {
+	case len(good) > 0 && len(invented) == 0 && len(wrongPrefix) == 0:
+		ch.Score, ch.Passed = 1, true
+		ch.Detail = fmt.Sprintf("cites %s, every id starting with %q exists", strings.Join(good, ", "), prefix)
+	case len(good) > 0:
+		ch.Score = float64(len(good)) / float64(len(good)+len(invented)+len(wrongPrefix))
+		ch.Detail = fmt.Sprintf("cites %s; also %s", strings.Join(good, ", "), problems(prefix, invented, wrongPrefix))
+		ch.FailureTag = FailureTag
+	default:
+		ch.Detail = fmt.Sprintf("cites no existing task starting with %q; %s", prefix, problems(prefix, invented, wrongPrefix))
+		ch.FailureTag = FailureTag
+	}
+	return ch
+}
+
+func problems(prefix string, invented, wrongPrefix []string) string {
+	var out []string
+	if len(invented) > 0 {
+		out = append(out, "ids not in state_after: "+strings.Join(invented, ", "))
+	}
+	if len(wrongPrefix) > 0 {
+		out = append(out, fmt.Sprintf("ids without prefix %q: %s", prefix, strings.Join(wrongPrefix, ", ")))
+	}
+	if len(out) == 0 {
+		return "no other ids"
+	}
+	return strings.Join(out, "; ")
+}
+
+// idsKey is the Snapshot.Index key of the task ID set: a batch shares its
+// snapshots, so the set is built once per batch, not once per case.
+type idsKey struct{}
+
+func taskIDs(s *sdk.Snapshot) map[string]string {
+	return s.Index(idsKey{}, func(s *sdk.Snapshot) any {
+		m := make(map[string]string, len(s.Tasks))
+		for _, t := range s.Tasks {
+			if t.ID != "" {
+				m[strings.ToLower(t.ID)] = t.ID
+			}
+		}
+		return m
+	}).(map[string]string)
+}
+
+// citedIDs returns the existing task IDs the answer mentions as whole
+// tokens, in the order first mentioned.
+func citedIDs(answer string, ids map[string]string) []string {
+	var out []string
+	for _, tok := range tokens(answer) {
+		if id, ok := ids[strings.ToLower(tok)]; ok && !containsString(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// tokens splits text into candidate IDs: runs of letters, digits, '-' and
+// '_', with leading and trailing '-' and '_' dropped.
+func tokens(text string) []string {
+	f := strings.FieldsFunc(text, func(r rune) bool {
+		return !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	})
+	out := f[:0]
+	for _, t := range f {
+		if t = strings.Trim(t, "-_"); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// kpi decodes the task's KPI k into v; a value of the wrong type is an
+// input problem, reported as a diagnostic, not a broken scorer.
+func kpi(t *sdk.Task, k string, want sdk.ValueType, v any) (bool, error) {
+	raw, ok := t.KPIs[k]
+	if !ok {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return false, fmt.Errorf("kpi %s: %s is not a %s", k, raw, want)
+	}
+	return true, nil
+}
+
+func containsString(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

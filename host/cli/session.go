@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/urfave/cli/v2"
+
+	"github.com/assay-eval/assay/host/kpi"
+	"github.com/assay-eval/assay/host/pack"
+	"github.com/assay-eval/assay/host/pluginhost"
+	"github.com/assay-eval/assay/host/verify"
+	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/plugins/builtin"
+)
+
+// session is what a command that scores turns works with: the startup check
+// passed, the pack loaded with its CEL checks compiled, and the plugin host.
+type session struct {
+	rt            *runtime
+	pack          *pack.Pack
+	cel           *kpi.Set
+	host          *pluginhost.Host
+	descriptions  map[scorer.ID]scorer.Description
+	identities    map[scorer.ID]verify.ScorerRef
+	scorerVersion string
+	hostVersion   string
+}
+
+// logger is the host's log: hclog on stderr, warnings and up unless
+// ASSAY_LOG_LEVEL says otherwise.
+func (a *app) logger() hclog.Logger {
+	level := hclog.LevelFromString(os.Getenv("ASSAY_LOG_LEVEL"))
+	if level == hclog.NoLevel {
+		level = hclog.Warn
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "assay", Output: a.stderr, Level: level})
+}
+
+// openSession runs the startup check, loads the pack and starts the plugin
+// host. Problems in the pack are printed with their source and make the
+// command exit 2.
+func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess bool) (*session, error) {
+	rt, err := a.startup(c, needDB)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{rt: rt}
+	ok := false
+	defer func() {
+		if !ok {
+			s.close()
+		}
+	}()
+	s.descriptions = rt.manifest.Descriptions()
+	checker := kpi.NewChecker()
+	opts := pack.Options{Schema: rt.schema}
+	opts.Scorers = s.descriptions
+	opts.Checks = append(opts.Checks, checker)
+	p, diags := pack.Load(packPath, opts)
+	if len(diags) > 0 {
+		src := map[string][]byte{packPath: nil}
+		if p != nil {
+			src[packPath] = p.Source
+		} else if b, err := os.ReadFile(packPath); err == nil {
+			src[packPath] = b
+		}
+		fmt.Fprint(a.stderr, diags.Render(src))
+	}
+	if diags.HasErrors() || p == nil {
+		return nil, &ExitError{Code: ExitInvalid, Err: fmt.Errorf("pack %s is not valid", packPath)}
+	}
+	s.pack = p
+	s.cel = checker.Set()
+
+	hopts := []pluginhost.Option{pluginhost.WithLogger(a.logger())}
+	if inProcess {
+		hopts = append(hopts, pluginhost.WithInProcess(builtin.Scorers()...))
+	}
+	s.host = pluginhost.New(rt.manifest, hopts...)
+
+	bi := ReadBuildInfo()
+	s.hostVersion = bi.Version + "+" + bi.Revision
+	inProcSHA := ""
+	if inProcess {
+		inProcSHA = executableSHA()
+	}
+	builtins := map[scorer.ID]bool{}
+	for _, b := range builtin.Scorers() {
+		builtins[b.Describe().ID] = true
+	}
+	s.identities = map[scorer.ID]verify.ScorerRef{}
+	for _, e := range rt.manifest.Entries {
+		ref := verify.ScorerRef{ID: string(e.ID), Version: e.Version, SHA256: e.SHA256}
+		if inProcess && builtins[e.ID] {
+			ref.SHA256 = inProcSHA
+		}
+		s.identities[e.ID] = ref
+	}
+	s.scorerVersion = scorerVersion(bi.Revision, s.used(), s.identities)
+	ok = true
+	return s, nil
+}
+
+// used lists the scorers the pack's tasks use, composite's upstreams included.
+func (s *session) used() []scorer.ID {
+	seen := map[scorer.ID]bool{}
+	for _, t := range s.pack.Tasks {
+		seen[t.Scorer] = true
+		if t.Scorer == verify.CompositeID {
+			for id, d := range s.descriptions {
+				for k := range t.KPIs {
+					if id != verify.CompositeID && d.Declares(k) {
+						seen[id] = true
+					}
+				}
+			}
+		}
+	}
+	ids := make([]scorer.ID, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// scorerVersion is sha256 over the host's VCS revision and the sorted
+// (id, sha256) of every plugin used: runs with different scorer versions are
+// never silently compared.
+func scorerVersion(revision string, used []scorer.ID, ids map[scorer.ID]verify.ScorerRef) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "host %s\n", revision)
+	for _, id := range used {
+		fmt.Fprintf(h, "%s %s\n", id, ids[id].SHA256)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// executableSHA is the sha256 of the running host binary: the code that
+// scores when built-in scorers run in-process.
+func executableSHA() string {
+	path, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown"
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (s *session) close() {
+	if s.host != nil {
+		_ = s.host.Close()
+	}
+	if s.rt != nil {
+		s.rt.close()
+	}
+}

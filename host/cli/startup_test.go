@@ -1,0 +1,388 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/urfave/cli/v2"
+
+	"github.com/assay-eval/assay/host/pack"
+	"github.com/assay-eval/assay/host/pluginhost"
+	"github.com/assay-eval/assay/host/store"
+	"github.com/assay-eval/assay/host/store/storetest"
+	"github.com/assay-eval/assay/packs"
+	"github.com/assay-eval/assay/pkg/scorer"
+)
+
+var invBuiltins = []string{"answer_keywords", "composite", "memory_grounding", "stigmergic", "task_state", "tool_sequence"}
+
+// invEnv is one set of the three places: a plugin directory with a manifest,
+// a schema file and a database.
+type invEnv struct {
+	pluginDir, schemaPath, dsn string
+}
+
+// flags are the global flags that point assay at the environment.
+func (e invEnv) flags() []string {
+	return []string{"--plugin-dir", e.pluginDir, "--schema", e.schemaPath, "--db", e.dsn}
+}
+
+// newInvEnv makes the three places agree on ids. The manifest's binaries
+// are placeholder files: nothing here launches them.
+func newInvEnv(t testing.TB, dsn string, ids []string) invEnv {
+	t.Helper()
+	dir := t.TempDir()
+	e := invEnv{pluginDir: filepath.Join(dir, "plugins"), schemaPath: filepath.Join(dir, "schema.json"), dsn: dsn}
+	invWriteManifest(t, e.pluginDir, ids)
+	if err := os.WriteFile(e.schemaPath, packs.Schema(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := pack.RewriteScorerEnum(e.schemaPath, ids); err != nil {
+		t.Fatal(err)
+	}
+	invSyncDB(t, dsn, ids)
+	return e
+}
+
+func invWriteManifest(t testing.TB, dir string, ids []string) {
+	t.Helper()
+	m := &pluginhost.Manifest{Dir: dir}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		bin := pluginhost.BinaryPrefix + id
+		content := []byte("placeholder for " + id)
+		if err := os.WriteFile(filepath.Join(dir, bin), content, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(content)
+		m.Entries = append(m.Entries, pluginhost.Entry{ID: scorer.ID(id), Binary: bin, SHA256: hex.EncodeToString(sum[:]),
+			Version: "1.0.0", Protocol: 1, KPIs: []scorer.KPI{}, Needs: []scorer.Need{}})
+	}
+	if err := m.Save(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func invSyncDB(t testing.TB, dsn string, ids []string) {
+	t.Helper()
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.SyncScorerEnum(context.Background(), ids); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func invDBEnum(t testing.TB, dsn string) []string {
+	t.Helper()
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ids, err := st.ScorerEnum(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func invWith(base []string, extra ...string) []string {
+	return append(append([]string{}, base...), extra...)
+}
+
+func invWithout(base []string, drop string) []string {
+	var out []string
+	for _, id := range base {
+		if id != drop {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// invMain runs assay with args and returns the exit code, stdout and stderr.
+func invMain(t testing.TB, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// invStartup runs the startup check the way a command does, through the
+// real flag parsing, and returns the exit code and what was printed.
+func invStartup(t testing.TB, e invEnv, needDB bool) (int, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	a := &app{stdout: &stdout, stderr: &stderr}
+	capp := a.cliApp()
+	capp.Commands = append(capp.Commands, &cli.Command{Name: "startup-probe", Action: func(c *cli.Context) error {
+		rt, err := a.startup(c, needDB)
+		if err != nil {
+			return err
+		}
+		return rt.close()
+	}})
+	err := capp.RunContext(context.Background(), append(append([]string{"assay"}, e.flags()...), "startup-probe"))
+	code, _ := exitCode(err)
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	return code, msg
+}
+
+// drift is one way the three places can disagree, made on top of an
+// environment where all hold the six built-ins.
+type drift struct {
+	name  string
+	apply func(t testing.TB, e invEnv)
+	// want are the lines the startup check must print.
+	want []string
+	// synced is the scorer set of all three places after `scorers sync`.
+	synced []string
+}
+
+func drifts() []drift {
+	return []drift{
+		{
+			name:   "new plugin registered, not synced",
+			apply:  func(t testing.TB, e invEnv) { invWriteManifest(t, e.pluginDir, invWith(invBuiltins, "acme_invoice")) },
+			want:   []string{"missing in schema enum: acme_invoice", "missing in DB enum: acme_invoice", "`assay scorers sync`"},
+			synced: invWith([]string{"acme_invoice"}, invBuiltins...),
+		},
+		{
+			name: "schema enum edited by hand",
+			apply: func(t testing.TB, e invEnv) {
+				if err := pack.RewriteScorerEnum(e.schemaPath, invWith(invWithout(invBuiltins, "composite"), "made_up")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want:   []string{"missing in schema enum: composite", "in schema enum but no plugin: made_up", "assay plugins register BIN"},
+			synced: invBuiltins,
+		},
+		{
+			name:   "DB enum drifted",
+			apply:  func(t testing.TB, e invEnv) { invSyncDB(t, e.dsn, invWith(invWithout(invBuiltins, "task_state"), "x")) },
+			want:   []string{"missing in DB enum: task_state", "in DB enum but no plugin: x"},
+			synced: invBuiltins,
+		},
+		{
+			name:   "plugin removed from the manifest",
+			apply:  func(t testing.TB, e invEnv) { invWriteManifest(t, e.pluginDir, invWithout(invBuiltins, "stigmergic")) },
+			want:   []string{"in schema enum but no plugin: stigmergic", "in DB enum but no plugin: stigmergic", "assay plugins register BIN"},
+			synced: invWithout(invBuiltins, "stigmergic"),
+		},
+	}
+}
+
+func TestStartupCheck(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := newInvEnv(t, b.DSN(t), invBuiltins)
+			if code, msg := invStartup(t, e, true); code != ExitOK {
+				t.Fatalf("startup with agreeing places = exit %d (%s), want 0", code, msg)
+			}
+			for _, d := range drifts() {
+				// Not parallel: urfave/cli writes its global help flag on
+				// every run, which the race detector flags.
+				t.Run(d.name, func(t *testing.T) {
+					e := newInvEnv(t, b.DSN(t), invBuiltins)
+					d.apply(t, e)
+					code, msg := invStartup(t, e, true)
+					if code != ExitHost {
+						t.Fatalf("startup after drift = exit %d (%s), want %d", code, msg, ExitHost)
+					}
+					for _, w := range d.want {
+						if !strings.Contains(msg, w) {
+							t.Errorf("startup message = %q\nwant it to contain %q", msg, w)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestStartupWithoutDB(t *testing.T) {
+	e := newInvEnv(t, storetest.SQLite(t), invBuiltins)
+	e.dsn = filepath.Join(t.TempDir(), "not-yet.db")
+	if code, msg := invStartup(t, e, false); code != ExitOK {
+		t.Fatalf("startup(needDB=false) = exit %d (%s), want 0", code, msg)
+	}
+	if _, err := os.Stat(e.dsn); err == nil {
+		t.Errorf("startup(needDB=false) created %s", e.dsn)
+	}
+	if code, msg := invStartup(t, e, true); code != ExitOK {
+		t.Fatalf("startup(needDB=true) on a new database = exit %d (%s), want 0", code, msg)
+	}
+	if _, err := os.Stat(e.dsn); err != nil {
+		t.Errorf("startup(needDB=true) did not create the database: %v", err)
+	}
+}
+
+func TestScorersSyncRepairs(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			for _, d := range drifts() {
+				// Not parallel: urfave/cli writes its global help flag on
+				// every run, which the race detector flags.
+				t.Run(d.name, func(t *testing.T) {
+					e := newInvEnv(t, b.DSN(t), invBuiltins)
+					d.apply(t, e)
+					code, stdout, stderr := invMain(t, append(e.flags(), "scorers", "sync")...)
+					if code != ExitOK {
+						t.Fatalf("scorers sync = exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+					}
+					if !strings.Contains(stdout, e.schemaPath) {
+						t.Errorf("scorers sync output does not name the schema file %s:\n%s", e.schemaPath, stdout)
+					}
+					if code, msg := invStartup(t, e, true); code != ExitOK {
+						t.Errorf("startup after scorers sync = exit %d (%s), want 0", code, msg)
+					}
+					s, err := pack.LoadSchema(e.schemaPath)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(d.synced, s.ScorerEnum()); diff != "" {
+						t.Errorf("schema enum after sync (-want +got):\n%s", diff)
+					}
+					if diff := cmp.Diff(d.synced, invDBEnum(t, e.dsn)); diff != "" {
+						t.Errorf("DB enum after sync (-want +got):\n%s", diff)
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestScorersSyncRefusesUsedScorer(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := newInvEnv(t, b.DSN(t), invBuiltins)
+			st, err := store.Open(context.Background(), e.dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = st.UpsertPackTasks(context.Background(), []store.PackTask{
+				{PackSHA256: "5ca1ab1e00000000", Company: "acme", Label: "leave_a_note", Scorer: "stigmergic", Weight: 1},
+			})
+			st.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			schemaBefore, err := os.ReadFile(e.schemaPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			invWriteManifest(t, e.pluginDir, invWithout(invBuiltins, "stigmergic"))
+			code, stdout, stderr := invMain(t, append(e.flags(), "scorers", "sync")...)
+			if code != ExitHost {
+				t.Fatalf("scorers sync removing a used scorer = exit %d, want %d\nstdout: %s\nstderr: %s", code, ExitHost, stdout, stderr)
+			}
+			if want := "pack 5ca1ab1e0000 task leave_a_note: scorer stigmergic"; !strings.Contains(stderr, want) {
+				t.Errorf("scorers sync stderr = %q\nwant it to name the row: %q", stderr, want)
+			}
+			if diff := cmp.Diff(invBuiltins, invDBEnum(t, e.dsn)); diff != "" {
+				t.Errorf("DB enum changed by a refused sync (-want +got):\n%s", diff)
+			}
+			if schemaAfter, _ := os.ReadFile(e.schemaPath); !bytes.Equal(schemaBefore, schemaAfter) {
+				t.Errorf("schema file changed by a refused sync")
+			}
+		})
+	}
+}
+
+func TestScorersSyncNeedsSchemaFile(t *testing.T) {
+	e := newInvEnv(t, storetest.SQLite(t), invBuiltins)
+	t.Chdir(t.TempDir()) // no packs/schema/... here
+	code, _, stderr := invMain(t, "--plugin-dir", e.pluginDir, "--db", e.dsn, "scorers", "sync")
+	if code != ExitInvalid || !strings.Contains(stderr, "--schema") {
+		t.Errorf("scorers sync without a schema file = exit %d, %q; want exit %d asking for --schema", code, stderr, ExitInvalid)
+	}
+}
+
+// invBuild builds package pkg (relative to the module root) into dir as
+// assay-scorer-<id> and returns the binary's path.
+func invBuild(t testing.TB, dir, pkg, id string) string {
+	t.Helper()
+	out := filepath.Join(dir, pluginhost.BinaryPrefix+id)
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = filepath.Join("..", "..")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out
+}
+
+func TestDoctor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a plugin binary")
+	}
+	dir := t.TempDir()
+	pluginDir := filepath.Join(dir, "plugins")
+	bin := invBuild(t, pluginDir, "./examples/private-scorer/cmd", "ticket_linked")
+	m, err := pluginhost.LoadManifest(pluginDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pluginhost.Register(context.Background(), m, []string{bin}, nil); err != nil {
+		t.Fatalf("Register(%s) = %v", bin, err)
+	}
+	e := invEnv{pluginDir: pluginDir, schemaPath: filepath.Join(dir, "schema.json"), dsn: filepath.Join(dir, "assay.db")}
+	if err := os.WriteFile(e.schemaPath, packs.Schema(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Not synced yet: the invariant fails, the plugin itself is fine.
+	code, stdout, _ := invMain(t, append(e.flags(), "doctor")...)
+	if code != ExitHost {
+		t.Errorf("doctor before sync = exit %d, want %d\n%s", code, ExitHost, stdout)
+	}
+	for _, w := range []string{"FAIL  invariant   missing in schema enum: ticket_linked", "ok    plugin ticket_linked"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("doctor before sync printed:\n%s\nwant a line with %q", stdout, w)
+		}
+	}
+
+	if code, out, errOut := invMain(t, append(e.flags(), "scorers", "sync")...); code != ExitOK {
+		t.Fatalf("scorers sync = exit %d\n%s%s", code, out, errOut)
+	}
+	code, stdout, stderr := invMain(t, append(e.flags(), "doctor")...)
+	if code != ExitOK {
+		t.Fatalf("doctor after sync = exit %d, want 0\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "describes itself as ticket_linked v0.1.0 with 2 KPIs") {
+		t.Errorf("doctor printed:\n%s\nwant the plugin's description", stdout)
+	}
+
+	// A binary changed after registration fails its sha256 check.
+	if err := os.WriteFile(bin, append(mustRead(t, bin), 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ = invMain(t, append(e.flags(), "doctor", "--format", "json")...)
+	if code != ExitHost || !strings.Contains(stdout, `"ok": false`) || !strings.Contains(stdout, "sha256") {
+		t.Errorf("doctor with a changed binary = exit %d, want %d and a sha256 failure:\n%s", code, ExitHost, stdout)
+	}
+}
+
+func mustRead(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// migrationFS holds the versioned migrations, one directory per dialect. A
+// file is NNN_name.sql; every file is applied once, in name order, and
+// recorded in schema_migrations.
+//
+//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
+var migrationFS embed.FS
+
+// migrateLockID is the Postgres advisory lock key that serialises migrating
+// processes ("assay" in ASCII).
+const migrateLockID = 0x6173736179
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the dialect's migrations in name order.
+func migrations(d Dialect) ([]migration, error) {
+	dir := "migrations/" + d.String()
+	entries, err := fs.ReadDir(migrationFS, dir)
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".sql") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	out := make([]migration, 0, len(names))
+	seen := map[int]string{}
+	for _, name := range names {
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s/%s: name must be NNN_name.sql", dir, name)
+		}
+		if prev, dup := seen[v]; dup {
+			return nil, fmt.Errorf("migration %s/%s: version %d already used by %s", dir, name, v, prev)
+		}
+		seen[v] = name
+		body, err := fs.ReadFile(migrationFS, path.Join(dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("read migration %s: %w", name, err)
+		}
+		out = append(out, migration{version: v, name: name, sql: string(body)})
+	}
+	return out, nil
+}
+
+// migrate applies every migration the database has not recorded, all in one
+// transaction, so a concurrent opener either sees none of them or all.
+func (s *Store) migrate(ctx context.Context) error {
+	ms, err := migrations(s.dialect)
+	if err != nil {
+		return err
+	}
+	// Fast path: an up-to-date database needs no write lock.
+	if applied, err := s.appliedVersions(ctx, s.db); err == nil && coversAll(applied, ms) {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if s.dialect == Postgres {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLockID)); err != nil {
+			return fmt.Errorf("migrate: lock: %w", err)
+		}
+	}
+	createTable := `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at TIMESTAMP NOT NULL)`
+	if s.dialect == Postgres {
+		createTable = strings.Replace(createTable, "TIMESTAMP", "TIMESTAMPTZ", 1)
+	}
+	if _, err := tx.ExecContext(ctx, createTable); err != nil {
+		return fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	applied, err := s.appliedVersions(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, m := range ms {
+		if applied[m.version] {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("migrate: apply %s: %w", m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+			m.version, m.name, s.now()); err != nil {
+			return fmt.Errorf("migrate: record %s: %w", m.name, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (s *Store) appliedVersions(ctx context.Context, q querier) (map[int]bool, error) {
+	rows, err := q.QueryContext(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	defer rows.Close()
+	out := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("read schema_migrations: %w", err)
+		}
+		out[v] = true
+	}
+	return out, rows.Err()
+}
+
+func coversAll(applied map[int]bool, ms []migration) bool {
+	for _, m := range ms {
+		if !applied[m.version] {
+			return false
+		}
+	}
+	return true
+}
+
+// Migrations returns the versions recorded in schema_migrations, in order.
+func (s *Store) Migrations(ctx context.Context) ([]int, error) {
+	applied, err := s.appliedVersions(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, 0, len(applied))
+	for v := range applied {
+		out = append(out, v)
+	}
+	sort.Ints(out)
+	return out, nil
+}

@@ -1,0 +1,215 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Turn statuses.
+const (
+	TurnScored   = "scored"
+	TurnUnscored = "unscored" // the scorer could not score it (scorer_error)
+	TurnMissing  = "missing"  // the pack task had no turn in the run
+)
+
+// TurnRow is one stored turn result.
+type TurnRow struct {
+	ID                int64 // set when read back
+	RunID             int64
+	Label             string
+	Attempt           int
+	Status            string   // scored, unscored or missing
+	ProcessScore      *float64 // nil when missing
+	KPIScore          *float64 // nil when unscored or missing
+	TurnScore         *float64 // nil when unscored or missing
+	Checks            json.RawMessage
+	FailureTags       json.RawMessage
+	ScorerID          string
+	ScorerSHA256      string
+	StateBeforeSHA256 string          // a company_eval_snapshots key, or empty
+	StateAfterSHA256  string          // a company_eval_snapshots key, or empty
+	Result            json.RawMessage // the turn's whole results.json object
+	CreatedAt         time.Time       // set when read back
+}
+
+const turnColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
+	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at`
+
+const turnColumnCount = 15
+
+// turnsPerStatement bounds a multi-row INSERT well under both databases'
+// parameter limits.
+const turnsPerStatement = 200
+
+func (t *TurnRow) args(now time.Time) ([]any, error) {
+	switch t.Status {
+	case TurnScored, TurnUnscored, TurnMissing:
+	default:
+		return nil, fmt.Errorf("turn %q: status %q: want scored, unscored or missing", t.Label, t.Status)
+	}
+	if t.RunID == 0 || t.Label == "" || t.Attempt < 1 {
+		return nil, fmt.Errorf("turn %q: run id, label and attempt >= 1 are required", t.Label)
+	}
+	return []any{t.RunID, t.Label, t.Attempt, t.Status, nullFloat(t.ProcessScore), nullFloat(t.KPIScore), nullFloat(t.TurnScore),
+		jsonText(t.Checks, "[]"), jsonText(t.FailureTags, "[]"), t.ScorerID, t.ScorerSHA256,
+		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now}, nil
+}
+
+func nullFloat(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
+
+func floatPtr(f sql.NullFloat64) *float64 {
+	if !f.Valid {
+		return nil
+	}
+	v := f.Float64
+	return &v
+}
+
+func jsonText(b json.RawMessage, empty string) string {
+	if len(b) == 0 {
+		return empty
+	}
+	return string(b)
+}
+
+// InsertTurn stores one turn; a turn already stored under (run, label,
+// attempt) is left as it is, so a resumed run never duplicates.
+func (s *Store) InsertTurn(ctx context.Context, t TurnRow) error {
+	_, err := s.InsertTurnOnce(ctx, t)
+	return err
+}
+
+// InsertTurnOnce is InsertTurn that also reports whether the row was new.
+func (s *Store) InsertTurnOnce(ctx context.Context, t TurnRow) (bool, error) {
+	args, err := t.args(s.now())
+	if err != nil {
+		return false, fmt.Errorf("store turn: %w", err)
+	}
+	res, err := s.db.ExecContext(ctx, s.insertTurnsSQL(1), args...)
+	if err != nil {
+		return false, fmt.Errorf("store turn %q: %w", t.Label, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store turn %q: %w", t.Label, err)
+	}
+	return n == 1, nil
+}
+
+// InsertTurns stores turns in one transaction, many rows per statement;
+// turns already stored are skipped.
+func (s *Store) InsertTurns(ctx context.Context, turns []TurnRow) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	now := s.now()
+	args := make([]any, 0, len(turns)*turnColumnCount)
+	for i := range turns {
+		a, err := turns[i].args(now)
+		if err != nil {
+			return fmt.Errorf("store turns: %w", err)
+		}
+		args = append(args, a...)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store turns: begin: %w", err)
+	}
+	defer tx.Rollback()
+	full := s.insertTurnsSQL(turnsPerStatement)
+	for start := 0; start < len(turns); start += turnsPerStatement {
+		n := min(turnsPerStatement, len(turns)-start)
+		q := full
+		if n != turnsPerStatement {
+			q = s.insertTurnsSQL(n)
+		}
+		if _, err := tx.ExecContext(ctx, q, args[start*turnColumnCount:(start+n)*turnColumnCount]...); err != nil {
+			return fmt.Errorf("store turns: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store turns: commit: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) insertTurnsSQL(rows int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO company_eval_turns (" + turnColumns + ") VALUES ")
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", turnColumnCount), ", ") + ")"
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	b.WriteString(" ON CONFLICT (run_id, label, attempt) DO NOTHING")
+	return s.Rebind(b.String())
+}
+
+// TurnsDone returns the turns stored for one attempt of a run, by label:
+// what a resumed run can skip.
+func (s *Store) TurnsDone(ctx context.Context, runID int64, attempt int) (map[string]TurnRow, error) {
+	rows, err := s.db.QueryContext(ctx, s.Rebind(`SELECT id, `+turnColumns+`
+		FROM company_eval_turns WHERE run_id = ? AND attempt = ?`), runID, attempt)
+	if err != nil {
+		return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	out := map[string]TurnRow{}
+	for rows.Next() {
+		var t TurnRow
+		var process, kpi, turn sql.NullFloat64
+		var checks, tags, result []byte
+		if err := rows.Scan(&t.ID, &t.RunID, &t.Label, &t.Attempt, &t.Status, &process, &kpi,
+			&turn, &checks, &tags, &t.ScorerID, &t.ScorerSHA256, &t.StateBeforeSHA256,
+			&t.StateAfterSHA256, &result, &t.CreatedAt); err != nil {
+			return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
+		}
+		t.ProcessScore, t.KPIScore, t.TurnScore = floatPtr(process), floatPtr(kpi), floatPtr(turn)
+		t.Checks, t.FailureTags, t.Result = checks, tags, result
+		out[t.Label] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
+	}
+	return out, nil
+}
+
+// PutSnapshot stores a state snapshot under its sha256 (computed by the
+// caller over exactly these bytes). Storing the same key again is a no-op.
+func (s *Store) PutSnapshot(ctx context.Context, sha256 string, json []byte) error {
+	if sha256 == "" {
+		return errors.New("store snapshot: empty sha256")
+	}
+	_, err := s.db.ExecContext(ctx, s.Rebind(`INSERT INTO company_eval_snapshots (sha256, json, created_at)
+		VALUES (?, ?, ?) ON CONFLICT (sha256) DO NOTHING`), sha256, string(json), s.now())
+	if err != nil {
+		return fmt.Errorf("store snapshot %s: %w", shortSHA(sha256), err)
+	}
+	return nil
+}
+
+// Snapshot returns the stored snapshot with key sha256; an unknown key wraps
+// ErrNotFound.
+func (s *Store) Snapshot(ctx context.Context, sha256 string) ([]byte, error) {
+	var b []byte
+	err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT json FROM company_eval_snapshots WHERE sha256 = ?`), sha256).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("read snapshot %s: %w", shortSHA(sha256), ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot %s: %w", shortSHA(sha256), err)
+	}
+	return b, nil
+}
