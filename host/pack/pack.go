@@ -90,6 +90,17 @@ type ScalarPos struct {
 	// Lines holds, for each line of the value, the file position of its first
 	// character; filled for block scalars and multi-line flow scalars.
 	Lines []diag.Pos
+	// Runs maps the value to the file: run i starts at rune offset
+	// Runs[i].Offset of the value, at Runs[i].Pos, and the runes after it sit
+	// one column each to the right, until the next run. Use At.
+	Runs []ScalarRun
+}
+
+// ScalarRun is one stretch of a scalar's value written contiguously on one
+// line of the file.
+type ScalarRun struct {
+	Offset int      // rune offset in the value
+	Pos    diag.Pos // where that rune is in the file
 }
 
 // ScalarStyle is how a scalar was written.

@@ -1,0 +1,18 @@
+//go:build unix
+
+package pack
+
+import (
+	"syscall"
+	"time"
+)
+
+// cpuTime is the CPU time (user + system) the process has used, so that a
+// benchmark can report its cost independent of other load on the machine.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

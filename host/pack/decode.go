@@ -1,0 +1,588 @@
+package pack
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/scorer"
+)
+
+// The keys each block of a pack may have (DESIGN.md section 2).
+var (
+	packKeys      = []string{"schema_version", "company", "personas", "tool_catalog", "tasks", "scoring"}
+	companyKeys   = []string{"id", "name", "api_base"}
+	taskKeys      = []string{"label", "persona", "prompt", "scorer", "weight", "slice_tags", "kpis", "safety", "cel", "tool_catalog"}
+	safetyKeys    = []string{"requires_human", "max_tool_calls"}
+	celKeys       = []string{"name", "expr", "message", "message_expr", "weight", "failure_tag"}
+	scoringKeys   = []string{"process_weight", "kpi_weight", "min_mean_score", "min_finalize_rate", "max_error_rate", "max_mean_latency_s", "max_mean_cost_usd", "pareto_filter", "promotion"}
+	promotionKeys = []string{"require_no_regression", "shadow_runs", "rollback_on"}
+)
+
+// SchemaVersion is the only schema_version a pack may declare.
+const SchemaVersion = "hsm.company_eval_pack.v1"
+
+// weightTolerance is how far process_weight + kpi_weight may be from 1.
+const weightTolerance = 0.01
+
+// decoder applies the semantic rules while decoding the node tree into a
+// Pack. It reports type problems itself, so it does not depend on the schema
+// in use being as strict as the embedded one.
+type decoder struct {
+	file       string
+	src        []byte
+	schema     *Schema
+	opts       Options
+	c          *collector
+	lineStarts []int
+	runesLine  int
+	runes      []rune
+}
+
+func (d *decoder) errf(pos diag.Pos, code, subject, format string, args ...any) {
+	d.c.add(diag.Errorf(pos, code, format, args...), subject)
+}
+
+func (d *decoder) pack(root *node) *Pack {
+	p := &Pack{}
+	if !d.object(nil, root, "the pack", packKeys, []string{"company", "personas", "tasks", "scoring"}) {
+		return p
+	}
+	if _, v := root.get("schema_version"); v != nil {
+		if s, ok := d.str(v, "schema_version"); ok {
+			if s != SchemaVersion {
+				d.errf(v.pos, CodeValue, "", "schema_version: want %q, got %q", SchemaVersion, clip(s))
+			}
+			p.SchemaVersion = s
+		}
+	}
+	if k, v := root.get("company"); v != nil && d.object(k, v, "company", companyKeys, []string{"id"}) {
+		p.Company.ID = d.optStr(v, "id", "company")
+		p.Company.Name = d.optStr(v, "name", "company")
+		p.Company.APIBase = d.optStr(v, "api_base", "company")
+	}
+	personasOK := false
+	if _, v := root.get("personas"); v != nil {
+		p.Personas, personasOK = d.uniqueList(v, "personas", "persona")
+	}
+	if _, v := root.get("tool_catalog"); v != nil {
+		p.ToolCatalog, _ = d.uniqueList(v, "tool_catalog", "tool")
+	}
+	if _, v := root.get("tasks"); v != nil {
+		if v.kind != kSeq {
+			d.errf(v.pos, CodeType, "", "tasks: want a list of tasks, got %s", v.describe())
+		} else {
+			var personas map[string]bool
+			if personasOK {
+				personas = make(map[string]bool, len(p.Personas))
+				for _, s := range p.Personas {
+					personas[s] = true
+				}
+			}
+			labels := map[string]labelUse{}
+			for i, item := range v.items {
+				if t := d.task(item, i, personas, p.Personas, labels); t != nil {
+					p.Tasks = append(p.Tasks, t)
+				}
+			}
+		}
+	}
+	if k, v := root.get("scoring"); v != nil {
+		p.Scoring = d.scoring(k, v)
+	}
+	return p
+}
+
+type labelUse struct {
+	index int
+	pos   diag.Pos
+}
+
+func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []string, labels map[string]labelUse) *Task {
+	path := fmt.Sprintf("tasks[%d]", i)
+	if !d.object(nil, v, path, taskKeys, []string{"label", "persona", "prompt", "scorer"}) {
+		return nil
+	}
+	t := &Task{Pos: d.itemPos(v), Weight: 1}
+	if _, lv := v.get("label"); lv != nil {
+		if s, ok := d.str(lv, path+".label"); ok {
+			t.Label = s
+			if prev, dup := labels[s]; dup {
+				d.errf(lv.pos, CodeDupLabel, "", "%s.label: %q is already the label of tasks[%d] (line %d)", path, clip(s), prev.index, prev.pos.Line)
+			} else {
+				labels[s] = labelUse{i, lv.pos}
+			}
+		}
+	}
+	if _, pv := v.get("persona"); pv != nil {
+		if s, ok := d.str(pv, path+".persona"); ok {
+			t.Persona = s
+			if personas != nil && !personas[s] {
+				d.errf(pv.pos, CodePersona, "", "%s.persona: %q is not one of the pack's personas (%s)%s",
+					path, clip(s), strings.Join(personaList, ", "), didYouMean(s, personaList))
+			}
+		}
+	}
+	t.Prompt = d.optStr(v, "prompt", path)
+	var scorerNode *node
+	if _, sv := v.get("scorer"); sv != nil {
+		if s, ok := d.str(sv, path+".scorer"); ok {
+			t.Scorer = scorer.ID(s)
+			scorerNode = sv
+			d.checkScorer(sv, path, s)
+		}
+	}
+	if _, wv := v.get("weight"); wv != nil {
+		if w, ok := d.number(wv, path+".weight"); ok {
+			if w <= 0 {
+				d.errf(wv.pos, CodeWeights, "", "%s.weight: want a weight > 0, got %s", path, wv.str)
+			}
+			t.Weight = w
+		}
+	}
+	if _, sv := v.get("slice_tags"); sv != nil {
+		t.SliceTags, _ = d.strList(sv, path+".slice_tags")
+	}
+	kk, kv := v.get("kpis")
+	if kv != nil {
+		if kv.kind != kMap {
+			d.errf(kv.pos, CodeType, "", "%s.kpis: want a mapping of KPI keys to values, got %s", path, kv.describe())
+			kv = nil
+		} else {
+			t.KPIs = make(map[string]any, len(kv.keys))
+			t.KPIPos = make(map[string]diag.Pos, len(kv.keys))
+			t.KPIValuePos = make(map[string]diag.Pos, len(kv.keys))
+			for j, key := range kv.keys {
+				t.KPIs[key.str] = kv.items[j].jsonValue(false)
+				t.KPIPos[key.str] = key.pos
+				t.KPIValuePos[key.str] = kv.items[j].pos
+			}
+		}
+	}
+	if k, sv := v.get("safety"); sv != nil && d.object(k, sv, path+".safety", safetyKeys, nil) {
+		if _, rv := sv.get("requires_human"); rv != nil {
+			t.Safety.RequiresHuman, _ = d.boolean(rv, path+".safety.requires_human")
+		}
+		if _, mv := sv.get("max_tool_calls"); mv != nil {
+			if n, ok := d.integer(mv, path+".safety.max_tool_calls"); ok {
+				if n < 0 {
+					d.errf(mv.pos, CodeRange, "", "%s.safety.max_tool_calls: want a count >= 0, got %d", path, n)
+				}
+				t.Safety.MaxToolCalls = &n
+			}
+		}
+	}
+	if _, cv := v.get("cel"); cv != nil {
+		if cv.kind != kSeq {
+			d.errf(cv.pos, CodeType, "", "%s.cel: want a list of CEL checks, got %s", path, cv.describe())
+		} else {
+			names := map[string]diag.Pos{}
+			for j, item := range cv.items {
+				if c := d.celCheck(item, fmt.Sprintf("%s.cel[%d]", path, j), names); c != nil {
+					t.CEL = append(t.CEL, c)
+				}
+			}
+		}
+	}
+	if _, tv := v.get("tool_catalog"); tv != nil {
+		t.ToolCatalog, _ = d.uniqueList(tv, path+".tool_catalog", "tool")
+	}
+	if d.opts.Scorers != nil && scorerNode != nil {
+		d.checkKPIs(t, path, scorerNode, kk, kv)
+	}
+	return t
+}
+
+func (d *decoder) checkScorer(sv *node, path, id string) {
+	enum := d.schema.ScorerEnum()
+	if !d.schema.allowsScorer(id) {
+		d.errf(sv.pos, CodeUnknownScore, "", "%s.scorer: %q is not in the schema's scorer enum (%s)%s",
+			path, clip(id), strings.Join(enum, ", "), didYouMean(id, enum))
+		return
+	}
+	if d.opts.Scorers == nil {
+		return
+	}
+	if _, ok := d.opts.Scorers[scorer.ID(id)]; !ok {
+		installed := make([]string, 0, len(d.opts.Scorers))
+		for k := range d.opts.Scorers {
+			installed = append(installed, string(k))
+		}
+		slices.Sort(installed)
+		d.errf(sv.pos, CodeUnknownScore, "", "%s.scorer: %q has no installed plugin (installed: %s)",
+			path, id, strings.Join(installed, ", "))
+	}
+}
+
+func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CELCheck {
+	if !d.object(nil, v, path, celKeys, []string{"name", "expr"}) {
+		return nil
+	}
+	c := &CELCheck{Pos: d.itemPos(v), Weight: 1}
+	if _, nv := v.get("name"); nv != nil {
+		if s, ok := d.str(nv, path+".name"); ok {
+			c.Name = s
+			if prev, dup := names[s]; dup {
+				d.errf(nv.pos, CodeDuplicate, "", "%s.name: the task already has a CEL check named %q (line %d)", path, clip(s), prev.Line)
+			} else {
+				names[s] = nv.pos
+			}
+		}
+	}
+	if _, ev := v.get("expr"); ev != nil {
+		if s, ok := d.str(ev, path+".expr"); ok {
+			c.Expr = s
+			c.ExprPos = d.scalarPos(ev)
+		}
+	}
+	c.Message = d.optStr(v, "message", path)
+	if _, mv := v.get("message_expr"); mv != nil {
+		if s, ok := d.str(mv, path+".message_expr"); ok {
+			c.MessageExpr = s
+			c.MessagePos = d.scalarPos(mv)
+		}
+	}
+	if _, wv := v.get("weight"); wv != nil {
+		if w, ok := d.number(wv, path+".weight"); ok {
+			if w < 0 {
+				d.errf(wv.pos, CodeWeights, "", "%s.weight: want a weight >= 0, got %s", path, wv.str)
+			}
+			c.Weight = w
+		}
+	}
+	c.FailureTag = d.optStr(v, "failure_tag", path)
+	return c
+}
+
+func (d *decoder) scoring(k *mkey, v *node) Scoring {
+	var s Scoring
+	if !d.object(k, v, "scoring", scoringKeys, []string{"process_weight", "kpi_weight"}) {
+		return s
+	}
+	weight := func(key string, dst *float64) bool {
+		_, wv := v.get(key)
+		if wv == nil {
+			return false
+		}
+		w, ok := d.number(wv, "scoring."+key)
+		if !ok {
+			return false
+		}
+		*dst = w
+		if w < 0 || w > 1 {
+			d.errf(wv.pos, CodeWeights, "", "scoring.%s: want a weight in [0, 1], got %s", key, wv.str)
+			return false
+		}
+		return true
+	}
+	pw := weight("process_weight", &s.ProcessWeight)
+	kw := weight("kpi_weight", &s.KPIWeight)
+	if pw && kw {
+		if sum := s.ProcessWeight + s.KPIWeight; math.Abs(sum-1) > weightTolerance {
+			pk, _ := v.get("process_weight")
+			d.errf(pk.pos, CodeWeights, "", "scoring: process_weight + kpi_weight = %s; want 1.0 (within %g)",
+				formatFloat(sum), weightTolerance)
+		}
+	}
+	rate := func(key string, dst *float64) {
+		if _, rv := v.get(key); rv != nil {
+			if r, ok := d.number(rv, "scoring."+key); ok {
+				if r < 0 || r > 1 {
+					d.errf(rv.pos, CodeRange, "", "scoring.%s: want a rate in [0, 1], got %s", key, rv.str)
+				}
+				*dst = r
+			}
+		}
+	}
+	rate("min_mean_score", &s.MinMeanScore)
+	rate("min_finalize_rate", &s.MinFinalizeRate)
+	rate("max_error_rate", &s.MaxErrorRate)
+	limit := func(key string) *float64 {
+		_, lv := v.get(key)
+		if lv == nil {
+			return nil
+		}
+		x, ok := d.number(lv, "scoring."+key)
+		if !ok {
+			return nil
+		}
+		if x < 0 {
+			d.errf(lv.pos, CodeRange, "", "scoring.%s: want a limit >= 0, got %s", key, lv.str)
+		}
+		return &x
+	}
+	s.MaxMeanLatencyS = limit("max_mean_latency_s")
+	s.MaxMeanCostUSD = limit("max_mean_cost_usd")
+	if _, bv := v.get("pareto_filter"); bv != nil {
+		s.ParetoFilter, _ = d.boolean(bv, "scoring.pareto_filter")
+	}
+	if pk, pv := v.get("promotion"); pv != nil && d.object(pk, pv, "scoring.promotion", promotionKeys, nil) {
+		if _, bv := pv.get("require_no_regression"); bv != nil {
+			s.Promotion.RequireNoRegression, _ = d.boolean(bv, "scoring.promotion.require_no_regression")
+		}
+		if _, nv := pv.get("shadow_runs"); nv != nil {
+			if n, ok := d.integer(nv, "scoring.promotion.shadow_runs"); ok {
+				if n < 0 {
+					d.errf(nv.pos, CodeRange, "", "scoring.promotion.shadow_runs: want a count >= 0, got %d", n)
+				}
+				s.Promotion.ShadowRuns = n
+			}
+		}
+		if _, rv := pv.get("rollback_on"); rv != nil {
+			s.Promotion.RollbackOn, _ = d.uniqueList(rv, "scoring.promotion.rollback_on", "condition")
+		}
+	}
+	return s
+}
+
+func formatFloat(f float64) string {
+	return fmt.Sprintf("%.4g", f)
+}
+
+// object checks that v is a mapping with only allowed keys and every
+// required one. key is the mapping's own key, when it has one, where a
+// missing key is reported.
+func (d *decoder) object(key *mkey, v *node, path string, allowed, required []string) bool {
+	if v.kind != kMap {
+		d.errf(v.pos, CodeType, "", "%s: want a mapping, got %s", path, v.describe())
+		return false
+	}
+	for _, k := range v.keys {
+		if !slices.Contains(allowed, k.str) {
+			d.errf(k.pos, CodeUnknownKey, k.str, "%s", unknownKeyMessage(path, k.str, allowed))
+		}
+	}
+	for _, r := range required {
+		if k, _ := v.get(r); k == nil {
+			d.errf(d.ownerPos(key, v), CodeRequired, r, "%s: missing required key %q", path, r)
+		}
+	}
+	return true
+}
+
+func unknownKeyMessage(path, key string, allowed []string) string {
+	msg := fmt.Sprintf("%s: unknown key %q", path, clip(key))
+	if s := didYouMean(key, allowed); s != "" {
+		return msg + s
+	}
+	return msg + " (want one of " + strings.Join(allowed, ", ") + ")"
+}
+
+// ownerPos is where a problem with a whole mapping is reported: at its key,
+// or, for a list item, at its "-".
+func (d *decoder) ownerPos(key *mkey, v *node) diag.Pos {
+	if key != nil {
+		return key.pos
+	}
+	return d.itemPos(v)
+}
+
+// itemPos is the position of the "- " that introduces a list item, or the
+// item's own position when it has none.
+func (d *decoder) itemPos(v *node) diag.Pos {
+	line, ok := d.lineBytes(v.pos.Line)
+	if !ok {
+		return v.pos
+	}
+	// Columns count runes; on the (usual) ASCII prefix they are bytes.
+	end := v.pos.Col - 1
+	if end > len(line) {
+		return v.pos
+	}
+	for _, c := range line[:end] {
+		if c >= utf8.RuneSelf {
+			return d.itemPosRunes(v)
+		}
+	}
+	for c := end; c >= 1; c-- {
+		switch line[c-1] {
+		case ' ', '\t':
+			continue
+		case '-':
+			return diag.Pos{File: v.pos.File, Line: v.pos.Line, Col: c}
+		}
+		break
+	}
+	return v.pos
+}
+
+func (d *decoder) itemPosRunes(v *node) diag.Pos {
+	runes, ok := d.lineRunes(v.pos.Line)
+	if !ok {
+		return v.pos
+	}
+	for c := min(v.pos.Col-1, len(runes)); c >= 1; c-- {
+		switch runes[c-1] {
+		case ' ', '\t':
+			continue
+		case '-':
+			return diag.Pos{File: v.pos.File, Line: v.pos.Line, Col: c}
+		}
+		break
+	}
+	return v.pos
+}
+
+// lineBytes is line n (1-based) of the source without its line break; it
+// shares the source's memory.
+func (d *decoder) lineBytes(n int) ([]byte, bool) {
+	if d.lineStarts == nil {
+		d.lineStarts = make([]int, 1, bytes.Count(d.src, []byte{'\n'})+1)
+		for i, b := range d.src {
+			if b == '\n' {
+				d.lineStarts = append(d.lineStarts, i+1)
+			}
+		}
+	}
+	if n < 1 || n > len(d.lineStarts) {
+		return nil, false
+	}
+	start := d.lineStarts[n-1]
+	end := len(d.src)
+	if n < len(d.lineStarts) {
+		end = d.lineStarts[n] - 1
+	}
+	return bytes.TrimSuffix(d.src[start:end], []byte{'\r'}), true
+}
+
+// lineRunes is line n as runes; the last line asked for is cached, as list
+// items on one line are asked for in a row.
+func (d *decoder) lineRunes(n int) ([]rune, bool) {
+	if d.runesLine == n && n > 0 {
+		return d.runes, true
+	}
+	s, ok := d.line(n)
+	if !ok {
+		return nil, false
+	}
+	d.runesLine, d.runes = n, []rune(s)
+	return d.runes, true
+}
+
+// line returns line n (1-based) of the source, without its line break.
+func (d *decoder) line(n int) (string, bool) {
+	b, ok := d.lineBytes(n)
+	return string(b), ok
+}
+
+func (d *decoder) str(v *node, path string) (string, bool) {
+	if v.kind != kString {
+		d.errf(v.pos, CodeType, "", "%s: want a string, got %s", path, v.describe())
+		return "", false
+	}
+	return v.str, true
+}
+
+func (d *decoder) optStr(m *node, key, path string) string {
+	_, v := m.get(key)
+	if v == nil {
+		return ""
+	}
+	s, _ := d.str(v, path+"."+key)
+	return s
+}
+
+func (d *decoder) number(v *node, path string) (float64, bool) {
+	if v.kind != kInt && v.kind != kFloat {
+		d.errf(v.pos, CodeType, "", "%s: want a number, got %s", path, v.describe())
+		return 0, false
+	}
+	return v.num, true
+}
+
+func (d *decoder) integer(v *node, path string) (int, bool) {
+	if (v.kind != kInt && v.kind != kFloat) || v.num != math.Trunc(v.num) || math.Abs(v.num) > 1<<53 {
+		d.errf(v.pos, CodeType, "", "%s: want an integer, got %s", path, v.describe())
+		return 0, false
+	}
+	return int(v.num), true
+}
+
+func (d *decoder) boolean(v *node, path string) (bool, bool) {
+	if v.kind != kBool {
+		d.errf(v.pos, CodeType, "", "%s: want true or false, got %s", path, v.describe())
+		return false, false
+	}
+	return v.b, true
+}
+
+func (d *decoder) strList(v *node, path string) ([]string, bool) {
+	if v.kind != kSeq {
+		d.errf(v.pos, CodeType, "", "%s: want a list of strings, got %s", path, v.describe())
+		return nil, false
+	}
+	out := make([]string, 0, len(v.items))
+	ok := true
+	for i, it := range v.items {
+		s, good := d.str(it, fmt.Sprintf("%s[%d]", path, i))
+		if !good {
+			ok = false
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, ok
+}
+
+// uniqueList is strList, also reporting items listed twice; ok says the
+// value is a list of strings.
+func (d *decoder) uniqueList(v *node, path, what string) ([]string, bool) {
+	list, ok := d.strList(v, path)
+	if v.kind != kSeq {
+		return list, false
+	}
+	seen := map[string]diag.Pos{}
+	for i, it := range v.items {
+		if it.kind != kString {
+			continue
+		}
+		if prev, dup := seen[it.str]; dup {
+			d.errf(it.pos, CodeDuplicate, "", "%s[%d]: %s %q is listed twice (first at line %d)", path, i, what, clip(it.str), prev.Line)
+			continue
+		}
+		seen[it.str] = it.pos
+	}
+	return list, ok
+}
+
+// didYouMean suggests the closest of candidates to s, or returns "".
+func didYouMean(s string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if dist := editDistance(strings.ToLower(s), strings.ToLower(c)); dist < bestDist && dist < len(c) {
+			best, bestDist = c, dist
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

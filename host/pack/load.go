@@ -1,0 +1,322 @@
+package pack
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/assay-eval/assay/pkg/diag"
+)
+
+// Load reads the pack at path and checks it (see Parse). A file over MaxSize
+// is refused before it is read.
+func Load(path string, opts Options) (*Pack, diag.List) {
+	start := diag.Pos{File: path, Line: 1, Col: 1}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeIO, "reading pack: %v", unwrapPath(err))}
+	}
+	defer f.Close()
+	var size int64
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if fi.Size() > MaxSize {
+			return nil, diag.List{tooLarge(start, fi.Size())}
+		}
+		size = fi.Size()
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+512))
+	_, err = buf.ReadFrom(io.LimitReader(f, MaxSize+1))
+	src := buf.Bytes()
+	if err != nil {
+		return nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeIO, "reading pack: %v", unwrapPath(err))}
+	}
+	if len(src) > MaxSize {
+		return nil, diag.List{tooLarge(start, int64(len(src)))}
+	}
+	return Parse(path, src, opts)
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func tooLarge(pos diag.Pos, size int64) diag.Diagnostic {
+	what := "more than 8 MiB"
+	if size > MaxSize+1 {
+		what = fmt.Sprintf("%.1f MiB", float64(size)/(1<<20))
+	}
+	return diag.Errorf(pos, CodeTooLarge, "the pack is %s; the limit is %d MiB", what, MaxSize>>20)
+}
+
+// Parse checks the pack in src (read from file, which names it in
+// diagnostics): YAML syntax, the JSON schema (opts.Schema, else the embedded
+// one), the semantic rules of DESIGN.md section 2, the KPI keys against
+// opts.Scorers when set, and then opts.Checks when the pack decoded without
+// errors. Every problem is returned, sorted and capped at MaxDiagnostics; the
+// pack is nil when any of them is an error.
+func Parse(file string, src []byte, opts Options) (*Pack, diag.List) {
+	c := &collector{}
+	p := parse(file, src, opts, c)
+	list := c.list
+	list.Sort()
+	list = list.Cap(MaxDiagnostics)
+	if list.HasErrors() {
+		return nil, list
+	}
+	return p, list
+}
+
+func parse(file string, src []byte, opts Options, c *collector) *Pack {
+	start := diag.Pos{File: file, Line: 1, Col: 1}
+	if len(src) > MaxSize {
+		c.add(tooLarge(start, int64(len(src))), "")
+		return nil
+	}
+	if len(bytes.TrimSpace(src)) == 0 {
+		c.add(diag.Errorf(start, CodeEmpty, "the pack is empty; want a YAML mapping with company, personas, tasks and scoring"), "")
+		return nil
+	}
+	if d, ok := checkEncoding(file, src); !ok {
+		c.add(d, "")
+		return nil
+	}
+	doc, ok := parseYAML(file, src, c)
+	if !ok {
+		return nil
+	}
+	b := newBuilder(file, c)
+	root := b.build(doc)
+	if b.stopped {
+		return nil
+	}
+	schema := opts.Schema
+	if schema == nil {
+		schema = EmbeddedSchema()
+	}
+	d := &decoder{file: file, src: src, schema: schema, opts: opts, c: c}
+	p := d.pack(root)
+	validateSchema(schema, root, d)
+	if c.hasErrors() {
+		return nil
+	}
+	sum := sha256.Sum256(src)
+	p.Path, p.SHA256, p.Source = file, hex.EncodeToString(sum[:]), src
+	for _, chk := range opts.Checks {
+		for _, dg := range chk.CheckPack(p) {
+			c.add(dg, "")
+		}
+	}
+	return p
+}
+
+// checkEncoding finds the first byte that is not UTF-8, or a control
+// character YAML does not allow.
+func checkEncoding(file string, src []byte) (diag.Diagnostic, bool) {
+	line, col := 1, 1
+	for i := 0; i < len(src); {
+		if b := src[i]; b >= 0x20 && b < 0x7f || b == '\t' || b == '\r' { // the usual case
+			col++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(src[i:])
+		pos := diag.Pos{File: file, Line: line, Col: col}
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			return diag.Errorf(pos, CodeEncoding, "byte 0x%02x is not UTF-8; save the pack as UTF-8", src[i]), false
+		case r == '\n':
+			line, col = line+1, 0
+		case r < 0x20 && r != '\t' && r != '\r', r == 0x7f, r >= 0x80 && r <= 0x9f && r != 0x85:
+			return diag.Errorf(pos, CodeEncoding, "control character U+%04X is not allowed in YAML", r), false
+		case r == 0xFEFF && i > 0:
+			return diag.Errorf(pos, CodeEncoding, "a byte order mark (U+FEFF) is only allowed at the start"), false
+		}
+		col++
+		i += size
+	}
+	return diag.Diagnostic{}, true
+}
+
+// parseYAML decodes exactly one YAML document.
+func parseYAML(file string, src []byte, c *collector) (*yaml.Node, bool) {
+	if !hasDocMarker(src) {
+		// One document for sure: parse the bytes directly, which is faster
+		// than the streaming decoder.
+		var doc yaml.Node
+		if err := yaml.Unmarshal(src, &doc); err != nil {
+			c.add(syntaxDiag(file, src, err), "")
+			return nil, false
+		}
+		if doc.Kind == 0 || len(doc.Content) == 0 {
+			c.add(diag.Errorf(diag.Pos{File: file, Line: 1, Col: 1}, CodeEmpty,
+				"the pack has no YAML document (only comments?); want a mapping with company, personas, tasks and scoring"), "")
+			return nil, false
+		}
+		return &doc, true
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			c.add(diag.Errorf(diag.Pos{File: file, Line: 1, Col: 1}, CodeEmpty,
+				"the pack has no YAML document (only comments?); want a mapping with company, personas, tasks and scoring"), "")
+			return nil, false
+		}
+		c.add(syntaxDiag(file, src, err), "")
+		return nil, false
+	}
+	var next yaml.Node
+	err := dec.Decode(&next)
+	switch {
+	case errors.Is(err, io.EOF):
+		return &doc, true
+	case err != nil:
+		c.add(syntaxDiag(file, src, err), "")
+	default:
+		line := next.Line
+		if m := docMarkerBefore(src, next.Line); m > 0 {
+			line = m
+		}
+		c.add(diag.Errorf(diag.Pos{File: file, Line: line, Col: 1}, CodeSyntax,
+			"a pack is one YAML document; a second one starts here"), "")
+	}
+	return nil, false
+}
+
+// hasDocMarker reports whether a line starts with a document marker (---
+// or ...), the only way a YAML stream holds more than one document.
+func hasDocMarker(src []byte) bool {
+	for i := 0; i < len(src); {
+		if bytes.HasPrefix(src[i:], []byte("---")) || bytes.HasPrefix(src[i:], []byte("...")) {
+			return true
+		}
+		j := bytes.IndexByte(src[i:], '\n')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+	}
+	return false
+}
+
+// docMarkerBefore returns the line (<= line) of the nearest "---" marker, or 0.
+func docMarkerBefore(src []byte, line int) int {
+	lines := bytes.Split(src, []byte("\n"))
+	for l := min(line, len(lines)); l >= 1; l-- {
+		t := bytes.TrimRight(lines[l-1], "\r")
+		if bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) || bytes.HasPrefix(t, []byte("---\t")) {
+			return l
+		}
+	}
+	return 0
+}
+
+var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// parserProblems are the yaml.v3 parser (not scanner) errors: their line is
+// that of the enclosing block's start, counted from 0.
+var parserProblems = []string{
+	"did not find expected <document start>",
+	"did not find expected node content",
+	"did not find expected '-' indicator",
+	"did not find expected key",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"found undefined tag handle",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found duplicate %TAG directive",
+}
+
+// syntaxDiag positions a yaml.v3 error as well as its message allows: yaml.v3
+// reports a line (sometimes that of the enclosing block) but no column, so the
+// column is that of the character the message names, or of the line's first
+// non-blank one.
+func syntaxDiag(file string, src []byte, err error) diag.Diagnostic {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if m := yamlLineErr.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+		for _, p := range parserProblems {
+			if msg == p {
+				line++ // yaml.v3 prints these lines counted from 0
+				break
+			}
+		}
+	}
+	lines := strings.Split(string(src), "\n")
+	if line > len(lines) {
+		line = len(lines)
+	}
+	if line < 1 {
+		line = 1
+	}
+	text := strings.TrimRight(lines[line-1], "\r")
+	col := 1
+	if tl, tc, ok := tabIndent(lines, line); ok && (strings.Contains(msg, "cannot start any token") || strings.Contains(msg, "tab")) {
+		line, col = tl, tc
+		msg += " (a tab in the indentation; YAML indents with spaces only)"
+	} else {
+		col = problemColumn(msg, []rune(text))
+		if strings.Contains(msg, "unexpected end of stream") {
+			msg += " (an unclosed quote or bracket?)"
+		}
+	}
+	return diag.Errorf(diag.Pos{File: file, Line: line, Col: col}, CodeSyntax, "invalid YAML: %s", msg)
+}
+
+// tabIndent finds a tab in the indentation of line (1-based) or, failing
+// that, of the nearest line after it.
+func tabIndent(lines []string, line int) (int, int, bool) {
+	for l := line; l <= len(lines) && l < line+3; l++ {
+		for i, r := range []rune(lines[l-1]) {
+			if r == '\t' {
+				return l, i + 1, true
+			}
+			if r != ' ' {
+				break
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// problemColumn guesses the column of the problem a yaml.v3 message names on
+// a line: the stray colon, the reserved indicator, else the first non-blank.
+func problemColumn(msg string, line []rune) int {
+	switch {
+	case strings.Contains(msg, "mapping values are not allowed"):
+		for i := len(line) - 1; i >= 0; i-- {
+			if line[i] == ':' && (i+1 == len(line) || line[i+1] == ' ' || line[i+1] == '\t') {
+				return i + 1
+			}
+		}
+	case strings.Contains(msg, "cannot start any token"):
+		for i, r := range line {
+			if r == '@' || r == '`' {
+				return i + 1
+			}
+		}
+	}
+	for i, r := range line {
+		if r != ' ' && r != '\t' {
+			return i + 1
+		}
+	}
+	return 1
+}

@@ -1,0 +1,313 @@
+package pack
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/assay-eval/assay/pkg/diag"
+)
+
+// valueKind is the JSON type of a node.
+type valueKind uint8
+
+const (
+	kNull valueKind = iota
+	kBool
+	kInt
+	kFloat
+	kString
+	kSeq
+	kMap
+)
+
+func (k valueKind) String() string {
+	return [...]string{"null", "a boolean", "an integer", "a number", "a string", "a list", "a mapping"}[k]
+}
+
+// node is a YAML value with aliases and merge keys resolved, typed as JSON
+// and keeping the position of its source. Nodes reached through an alias are
+// shared, so the tree is a DAG whose expanded size is bounded by the builder.
+type node struct {
+	y     *yaml.Node // the source node
+	pos   diag.Pos
+	str   string  // scalars: the value as written (strings: the string)
+	num   float64 // kInt, kFloat
+	items []*node // kSeq: the items; kMap: the values, in the order of keys
+	keys  []mkey  // kMap: the keys, in source order
+	size  int32   // number of nodes once aliases are expanded
+	kind  valueKind
+	b     bool // kBool
+}
+
+// mkey is a mapping key: always a string.
+type mkey struct {
+	str string
+	pos diag.Pos
+}
+
+// get returns the key and value nodes for key k of a mapping.
+func (n *node) get(k string) (key *mkey, val *node) {
+	for i := range n.keys {
+		if n.keys[i].str == k {
+			return &n.keys[i], n.items[i]
+		}
+	}
+	return nil, nil
+}
+
+// describe names the node's type and, for scalars, its value.
+func (n *node) describe() string {
+	switch n.kind {
+	case kSeq, kMap, kNull:
+		return n.kind.String()
+	case kString:
+		return fmt.Sprintf("a string %q", clip(n.str))
+	}
+	return fmt.Sprintf("%s %s", n.kind, n.str)
+}
+
+func clip(s string) string {
+	const max = 40
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "..."
+	}
+	return s
+}
+
+// builder turns a yaml.Node document into a node tree, reporting duplicate
+// keys, non-scalar keys, values JSON cannot hold, and alias abuse.
+type builder struct {
+	file     string
+	diags    *collector
+	memo     map[*yaml.Node]*node
+	building map[*yaml.Node]bool
+	aliases  int
+	expanded int32
+	stopped  bool // the alias budget was exceeded; the tree is unusable
+}
+
+func newBuilder(file string, c *collector) *builder {
+	return &builder{file: file, diags: c, memo: map[*yaml.Node]*node{}, building: map[*yaml.Node]bool{}}
+}
+
+func (b *builder) pos(y *yaml.Node) diag.Pos {
+	return diag.Pos{File: b.file, Line: y.Line, Col: y.Column}
+}
+
+func (b *builder) build(y *yaml.Node) *node {
+	if b.stopped {
+		return &node{kind: kNull, y: y, pos: b.pos(y), size: 1}
+	}
+	switch y.Kind {
+	case yaml.DocumentNode:
+		if len(y.Content) == 0 {
+			return &node{kind: kNull, y: y, pos: b.pos(y), size: 1}
+		}
+		return b.build(y.Content[0])
+	case yaml.AliasNode:
+		return b.alias(y)
+	}
+	if y.Anchor != "" {
+		if n, ok := b.memo[y]; ok {
+			return n
+		}
+		b.building[y] = true
+		defer delete(b.building, y)
+	}
+	var n *node
+	switch y.Kind {
+	case yaml.SequenceNode:
+		n = &node{kind: kSeq, y: y, pos: b.pos(y), size: 1, items: make([]*node, 0, len(y.Content))}
+		for _, c := range y.Content {
+			item := b.build(c)
+			n.items = append(n.items, item)
+			n.size = addSize(n.size, item.size)
+		}
+	case yaml.MappingNode:
+		n = b.mapping(y)
+	default:
+		n = b.scalar(y)
+	}
+	if y.Anchor != "" {
+		b.memo[y] = n
+	}
+	return n
+}
+
+func addSize(a, b int32) int32 {
+	if s := int64(a) + int64(b); s <= math.MaxInt32 {
+		return int32(s)
+	}
+	return math.MaxInt32
+}
+
+func (b *builder) alias(y *yaml.Node) *node {
+	t := y.Alias
+	if t == nil {
+		b.diags.add(diag.Errorf(b.pos(y), CodeSyntax, "alias *%s refers to no anchor", y.Value), "")
+		return &node{kind: kNull, y: y, pos: b.pos(y), size: 1}
+	}
+	if b.building[t] {
+		b.diags.add(diag.Errorf(b.pos(y), CodeSyntax, "alias *%s refers to a value that contains it", y.Value), "")
+		return &node{kind: kNull, y: y, pos: b.pos(y), size: 1}
+	}
+	n := b.build(t)
+	b.aliases++
+	b.expanded = addSize(b.expanded, n.size)
+	if !b.stopped && (b.aliases > maxAliases || b.expanded > maxAliasNodes) {
+		b.stopped = true
+		b.diags.add(diag.Errorf(b.pos(y), CodeAlias,
+			"aliases expand to more than %d values (or %d aliases); refusing a possible alias bomb",
+			maxAliasNodes, maxAliases), "")
+	}
+	return n
+}
+
+func (b *builder) mapping(y *yaml.Node) *node {
+	pairs := len(y.Content) / 2
+	n := &node{kind: kMap, y: y, pos: b.pos(y), size: 1, keys: make([]mkey, 0, pairs), items: make([]*node, 0, pairs)}
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(y.Content); i += 2 {
+		ky, vy := y.Content[i], y.Content[i+1]
+		if ky.Kind == yaml.ScalarNode && ky.ShortTag() == "!!merge" {
+			merges = append(merges, vy)
+			continue
+		}
+		k, ok := b.key(ky)
+		if !ok {
+			continue
+		}
+		if prev, _ := n.get(k.str); prev != nil {
+			b.diags.add(diag.Errorf(k.pos, CodeDuplicateKey, "key %q is already defined at line %d", clip(k.str), prev.pos.Line), "")
+			continue
+		}
+		v := b.build(vy)
+		n.keys = append(n.keys, k)
+		n.items = append(n.items, v)
+		n.size = addSize(n.size, 1+v.size)
+	}
+	// Merge keys (<<: *base): keys written in the mapping win; among merged
+	// mappings the first one wins.
+	for _, m := range merges {
+		var sources []*node
+		src := b.build(m)
+		switch src.kind {
+		case kMap:
+			sources = append(sources, src)
+		case kSeq:
+			for _, it := range src.items {
+				if it.kind != kMap {
+					b.diags.add(diag.Errorf(it.pos, CodeType, "a merge key (<<) takes mappings, got %s", it.describe()), "")
+					continue
+				}
+				sources = append(sources, it)
+			}
+		default:
+			b.diags.add(diag.Errorf(src.pos, CodeType, "a merge key (<<) takes a mapping or a list of mappings, got %s", src.describe()), "")
+		}
+		for _, s := range sources {
+			for i, k := range s.keys {
+				if prev, _ := n.get(k.str); prev != nil {
+					continue
+				}
+				n.keys = append(n.keys, k)
+				n.items = append(n.items, s.items[i])
+				n.size = addSize(n.size, 1+s.items[i].size)
+			}
+		}
+	}
+	return n
+}
+
+// key builds a mapping key, which must be a scalar; it is always a string.
+func (b *builder) key(y *yaml.Node) (mkey, bool) {
+	if y.Kind == yaml.AliasNode && y.Alias != nil {
+		y = y.Alias
+	}
+	if y.Kind != yaml.ScalarNode {
+		b.diags.add(diag.Errorf(b.pos(y), CodeType, "a mapping key must be a plain string, not a %s", yamlKind(y)), "")
+		return mkey{}, false
+	}
+	return mkey{str: y.Value, pos: b.pos(y)}, true
+}
+
+func yamlKind(y *yaml.Node) string {
+	switch y.Kind {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.MappingNode:
+		return "mapping"
+	}
+	return "value"
+}
+
+func (b *builder) scalar(y *yaml.Node) *node {
+	n := &node{kind: kString, y: y, pos: b.pos(y), str: y.Value, size: 1}
+	switch y.ShortTag() {
+	case "!!null":
+		n.kind = kNull
+	case "!!bool":
+		n.kind = kBool
+		switch strings.ToLower(y.Value) {
+		case "true":
+			n.b = true
+		case "false":
+		default:
+			b.diags.add(diag.Errorf(n.pos, CodeType, "%q is not a boolean", y.Value), "")
+			n.kind = kString
+		}
+	case "!!int":
+		s := strings.ReplaceAll(y.Value, "_", "")
+		if i, err := strconv.ParseInt(s, 0, 64); err == nil {
+			n.kind, n.num, n.str = kInt, float64(i), strconv.FormatInt(i, 10)
+		} else if u, err := strconv.ParseUint(strings.TrimPrefix(s, "+"), 0, 64); err == nil {
+			n.kind, n.num, n.str = kInt, float64(u), strconv.FormatUint(u, 10)
+		} else if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) {
+			n.kind, n.num, n.str = kInt, f, strconv.FormatFloat(f, 'f', -1, 64)
+		} else {
+			b.diags.add(diag.Errorf(n.pos, CodeType, "%q is not an integer JSON can hold", clip(y.Value)), "")
+		}
+	case "!!float":
+		f, err := strconv.ParseFloat(strings.ReplaceAll(y.Value, "_", ""), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			b.diags.add(diag.Errorf(n.pos, CodeType, "%q is not a finite number", clip(y.Value)), "")
+			break
+		}
+		n.kind, n.num, n.str = kFloat, f, strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return n
+}
+
+// jsonValue renders the node as a JSON value: numbers as json.Number when
+// exact is set (for schema validation), else as float64.
+func (n *node) jsonValue(exact bool) any {
+	switch n.kind {
+	case kBool:
+		return n.b
+	case kInt, kFloat:
+		if exact {
+			return json.Number(n.str)
+		}
+		return n.num
+	case kString:
+		return n.str
+	case kSeq:
+		out := make([]any, len(n.items))
+		for i, it := range n.items {
+			out[i] = it.jsonValue(exact)
+		}
+		return out
+	case kMap:
+		out := make(map[string]any, len(n.keys))
+		for i, k := range n.keys {
+			out[k.str] = n.items[i].jsonValue(exact)
+		}
+		return out
+	}
+	return nil
+}
