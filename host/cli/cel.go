@@ -1,8 +1,288 @@
 package cli
 
-import "github.com/urfave/cli/v2"
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strings"
 
-// PLACEHOLDER: replaced by the command's real implementation.
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
+	"github.com/urfave/cli/v2"
+
+	"github.com/assay-eval/assay/host/kpi"
+	"github.com/assay-eval/assay/host/pack"
+	"github.com/assay-eval/assay/host/state"
+	"github.com/assay-eval/assay/pkg/companyos"
+	"github.com/assay-eval/assay/pkg/trace"
+)
+
+// celExprFile is the file name positions in a command-line expression use.
+const celExprFile = "expr"
+
 func (a *app) celCommand() *cli.Command {
-	return &cli.Command{Name: "cel", Action: func(c *cli.Context) error { return hostErr(errNotBuilt) }}
+	return &cli.Command{
+		Name:        "cel",
+		Usage:       "work with CEL KPI checks",
+		UsageText:   "assay cel eval --pack P --task LABEL --trace FILE [flags] EXPR\n\nExample:\n   assay cel eval --pack packs/support-desk.yaml --task refund_policy_answer \\\n       --trace turn.ndjson 'turn.answer.contains(\"policy\")'",
+		Subcommands: []*cli.Command{a.celEvalCommand()},
+	}
+}
+
+func (a *app) celEvalCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "eval",
+		Usage:     "evaluate a CEL expression against one turn: its value, type and cost",
+		ArgsUsage: "EXPR",
+		UsageText: `assay cel eval --pack P --task LABEL --trace FILE [--state-before FILE] [--state-after FILE]
+            [--latency S] [--cost USD] [--format text|json] EXPR
+
+Compiles EXPR in the environment of the pack's CEL checks (the variables turn, task,
+state, before and scorer, and the helpers), evaluates it against the turn recorded in
+--trace, and prints its value, its CEL type and the actual cost, with the load-time
+estimate and the limits. A bool or double expression is also scored as a check would
+be. Problems in EXPR are reported at expr:line:col. The scorer variable is zero here.
+Exit 0 when EXPR evaluated, 2 when it does not compile or errors on this turn.
+
+Example:
+   assay cel eval --pack packs/support-desk.yaml --task refund_policy_answer \
+       --trace turn.ndjson 'keywords_ratio(turn.answer, ["refund", "policy"])'
+   assay cel eval --pack packs/example.yaml --task task_create_release_blocker \
+       --trace turn.ndjson --state-before before.json --state-after after.json \
+       --format json 'size(state.tasks) - size(before.tasks)'`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			&cli.StringFlag{Name: "task", Required: true, Usage: "task `LABEL` in the pack"},
+			&cli.StringFlag{Name: "trace", Required: true, Usage: "NDJSON trace `FILE` of the turn"},
+			&cli.StringFlag{Name: "state-before", Usage: "Company OS snapshot `FILE` from before the turn (the before variable)"},
+			&cli.StringFlag{Name: "state-after", Usage: "Company OS snapshot `FILE` from after the turn (the state variable)"},
+			&cli.Float64Flag{Name: "latency", Usage: "the turn's latency in `SECONDS` (turn.latency_s)"},
+			&cli.Float64Flag{Name: "cost", Usage: "the turn's cost in `USD` (turn.cost_usd)"},
+			formatFlag(),
+		},
+		Action: a.celEval,
+	}
+}
+
+// celEvalReport is what `cel eval` prints.
+type celEvalReport struct {
+	Expr     string        `json:"expr"`
+	Value    any           `json:"value,omitempty"`
+	Type     string        `json:"type"`
+	Cost     uint64        `json:"cost"`
+	Estimate [2]uint64     `json:"estimate"` // min, max
+	Limits   kpi.Limits    `json:"limits"`
+	Check    *celEvalCheck `json:"check,omitempty"`
+	Error    string        `json:"error,omitempty"`
+}
+
+// celEvalCheck is how the expression would score as a pack check.
+type celEvalCheck struct {
+	Score  float64 `json:"score"`
+	Passed bool    `json:"passed"`
+}
+
+func (a *app) celEval(c *cli.Context) error {
+	format, err := outputFormat(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() != 1 {
+		return invalidf("cel eval: want exactly one EXPR argument, got %d (quote the expression)", c.NArg())
+	}
+	src := c.Args().First()
+
+	rt, err := a.startup(c, false)
+	if err != nil {
+		return err
+	}
+	defer rt.close()
+	checker := kpi.NewChecker()
+	opts := pack.Options{Schema: rt.schema, Scorers: rt.manifest.Descriptions(), Checks: []pack.Check{checker}}
+	packPath := c.String("pack")
+	p, diags := pack.Load(packPath, opts)
+	if len(diags) > 0 {
+		var b []byte
+		if p != nil {
+			b = p.Source
+		} else {
+			b, _ = os.ReadFile(packPath)
+		}
+		fmt.Fprint(a.stderr, diags.Render(map[string][]byte{packPath: b}))
+	}
+	if p == nil || diags.HasErrors() {
+		return &ExitError{Code: ExitInvalid, Err: fmt.Errorf("pack %s is not valid", packPath)}
+	}
+	task := p.Task(c.String("task"))
+	if task == nil {
+		labels := make([]string, len(p.Tasks))
+		for i, t := range p.Tasks {
+			labels[i] = t.Label
+		}
+		return invalidf("--task: pack %s has no task %q (tasks: %s)", packPath, c.String("task"), strings.Join(labels, ", "))
+	}
+
+	in := kpi.Input{Label: task.Label, Persona: task.Persona}
+	if in.Turn, err = a.celTrace(c.String("trace")); err != nil {
+		return err
+	}
+	if in.Before, err = a.celState("state-before", c.String("state-before")); err != nil {
+		return err
+	}
+	if in.State, err = a.celState("state-after", c.String("state-after")); err != nil {
+		return err
+	}
+	if c.IsSet("latency") {
+		v := c.Float64("latency")
+		in.LatencyS = &v
+	}
+	if c.IsSet("cost") {
+		v := c.Float64("cost")
+		in.CostUSD = &v
+	}
+
+	e, ds := checker.Compile(src, kpi.TextPos(celExprFile, src))
+	if len(ds) > 0 {
+		fmt.Fprint(a.stderr, ds.Render(map[string][]byte{celExprFile: []byte(src)}))
+		return &ExitError{Code: ExitInvalid, Err: fmt.Errorf("expression does not compile")}
+	}
+	act, err := kpi.NewActivation(task, in)
+	if err != nil {
+		return hostErr(fmt.Errorf("building the CEL variables: %w", err))
+	}
+	r := celEvalReport{Expr: src, Type: e.TypeName(), Estimate: [2]uint64{e.Estimate.Min, e.Estimate.Max},
+		Limits: checker.Limits()}
+	v, cost, evalErr := e.EvalActual(c.Context, act)
+	r.Cost = cost
+	if evalErr != nil {
+		r.Error = evalErr.Error()
+	} else {
+		r.Value = celJSON(v)
+		r.Check = asCheck(v)
+	}
+
+	if format == "json" {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return hostErr(fmt.Errorf("writing the result: %w", err))
+		}
+	} else {
+		a.printCelEval(r)
+	}
+	if evalErr != nil {
+		return &ExitError{Code: ExitInvalid}
+	}
+	return nil
+}
+
+func (a *app) printCelEval(r celEvalReport) {
+	w := a.stdout
+	if r.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", r.Error)
+	} else {
+		b, err := json.MarshalIndent(r.Value, "", "  ")
+		if err != nil {
+			b = []byte(fmt.Sprint(r.Value))
+		}
+		fmt.Fprintf(w, "value: %s\n", b)
+	}
+	fmt.Fprintf(w, "type:  %s\n", r.Type)
+	fmt.Fprintf(w, "cost:  %d (estimated %d..%d; limits: %d per evaluation, %d per turn)\n",
+		r.Cost, r.Estimate[0], r.Estimate[1], r.Limits.Eval, r.Limits.Turn)
+	if r.Check != nil {
+		fmt.Fprintf(w, "as a check: score %.3g, passed %v\n", r.Check.Score, r.Check.Passed)
+	}
+}
+
+// celTrace parses the trace, printing its warnings; an unreadable or
+// invalid trace is invalid input.
+func (a *app) celTrace(path string) (*trace.Turn, error) {
+	t, ds, err := trace.ParseFile(path)
+	if len(ds) > 0 {
+		b, _ := os.ReadFile(path)
+		fmt.Fprint(a.stderr, ds.Render(map[string][]byte{path: b}))
+	}
+	if err != nil {
+		return nil, invalidf("--trace: %w", err)
+	}
+	if ds.HasErrors() || t == nil {
+		return nil, invalidf("--trace: %s is not a valid trace", path)
+	}
+	return t, nil
+}
+
+// celState reads a snapshot flag; an empty path is no snapshot.
+func (a *app) celState(flag, path string) (*companyos.Snapshot, error) {
+	if path == "" {
+		return nil, nil
+	}
+	s, b, ds := state.ReadFile(path)
+	if len(ds) > 0 {
+		fmt.Fprint(a.stderr, ds.Render(map[string][]byte{path: b}))
+	}
+	if s == nil || ds.HasErrors() {
+		return nil, invalidf("--%s: %s is not a valid snapshot", flag, path)
+	}
+	return s, nil
+}
+
+// asCheck scores a bool or double value as a pack check would, or returns
+// nil for any other type.
+func asCheck(v ref.Val) *celEvalCheck {
+	switch x := v.(type) {
+	case types.Bool:
+		if x {
+			return &celEvalCheck{Score: 1, Passed: true}
+		}
+		return &celEvalCheck{}
+	case types.Double:
+		f := float64(x)
+		if math.IsNaN(f) || f < 0 || f > 1 {
+			return nil
+		}
+		return &celEvalCheck{Score: f, Passed: f >= kpi.PassDouble}
+	}
+	return nil
+}
+
+// celJSON converts a CEL value to something encoding/json prints the way
+// CEL would spell it. Native objects (turn, a tool call, a task) marshal by
+// their json tags, which are their CEL field names.
+func celJSON(v ref.Val) any {
+	switch x := v.(type) {
+	case types.Null:
+		return nil
+	case types.Double:
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Sprint(f)
+		}
+		return f
+	case types.Bytes:
+		return []byte(x)
+	case *types.Optional:
+		if !x.HasValue() {
+			return nil
+		}
+		return celJSON(x.GetValue())
+	case traits.Mapper:
+		out := map[string]any{}
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			k := it.Next()
+			out[fmt.Sprint(celJSON(k))] = celJSON(x.Get(k))
+		}
+		return out
+	case traits.Lister:
+		out := []any{}
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			out = append(out, celJSON(it.Next()))
+		}
+		return out
+	case types.Timestamp, types.Duration:
+		return fmt.Sprint(x)
+	}
+	return v.Value()
 }

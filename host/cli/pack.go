@@ -38,21 +38,6 @@ func (a *app) packValidateCommand() *cli.Command {
 	}
 }
 
-// packOptions builds the loader options from the global flags: the schema
-// in use (--schema, else the one synced beside the plugin manifest, else the
-// embedded one).
-func (a *app) packOptions(c *cli.Context) (pack.Options, error) {
-	var opts pack.Options
-	if path, _ := schemaFile(c); path != "" {
-		s, err := pack.LoadSchema(path)
-		if err != nil {
-			return opts, invalidf("schema %s: %w", path, err)
-		}
-		opts.Schema = s
-	}
-	return opts, nil
-}
-
 // packReport is one pack's entry in `pack validate --format json`.
 type packReport struct {
 	File        string    `json:"file"`

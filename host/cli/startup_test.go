@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -305,14 +306,53 @@ func TestScorersSyncRefusesUsedScorer(t *testing.T) {
 	}
 }
 
-func TestScorersSyncNeedsSchemaFile(t *testing.T) {
+// Without --schema, sync keeps the schema beside the manifest (made from the
+// embedded one), and every later command with that plugin dir uses it.
+func TestScorersSyncInstallsSchema(t *testing.T) {
+	ids := append([]string{"acme_invoice"}, invBuiltins...)
 	e := newInvEnv(t, storetest.SQLite(t), invBuiltins)
-	t.Chdir(t.TempDir()) // no packs/schema/... here
-	code, _, stderr := invMain(t, "--plugin-dir", e.pluginDir, "--db", e.dsn, "scorers", "sync")
-	if code != ExitInvalid || !strings.Contains(stderr, "--schema") {
-		t.Errorf("scorers sync without a schema file = exit %d, %q; want exit %d asking for --schema", code, stderr, ExitInvalid)
+	invWriteManifest(t, e.pluginDir, ids)
+	args := []string{"--plugin-dir", e.pluginDir, "--db", e.dsn}
+	if code, _, _ := invMain(t, append(args, "doctor")...); code != ExitHost {
+		t.Fatalf("doctor before sync = exit %d, want %d", code, ExitHost)
+	}
+	code, stdout, stderr := invMain(t, append(args, "scorers", "sync")...)
+	if code != ExitOK {
+		t.Fatalf("scorers sync = exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	installed := filepath.Join(e.pluginDir, installedSchemaFile)
+	s, err := pack.LoadSchema(installed)
+	if err != nil {
+		t.Fatalf("the installed schema: %v", err)
+	}
+	want := append([]string(nil), ids...)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, s.ScorerEnum()); diff != "" {
+		t.Errorf("installed schema enum (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, invDBEnum(t, e.dsn)); diff != "" {
+		t.Errorf("DB enum after sync (-want +got):\n%s", diff)
+	}
+	// The startup check now passes with no --schema, and packs may use the
+	// new scorer.
+	pack := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(pack, []byte(minimalPack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := invMain(t, append(args, "pack", "validate", pack)...); code != ExitOK {
+		t.Errorf("pack validate after sync = exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
+
+const minimalPack = `company: {id: acme, name: Acme}
+personas: [cto]
+tasks:
+  - label: invoice
+    persona: cto
+    prompt: file the invoice
+    scorer: acme_invoice
+scoring: {process_weight: 0.5, kpi_weight: 0.5, min_mean_score: 0.5, min_finalize_rate: 0.5, max_error_rate: 0.5}
+`
 
 // invBuild builds package pkg (relative to the module root) into dir as
 // assay-scorer-<id> and returns the binary's path.

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// Not parallel: urfave/cli writes its global help flag on every run.
+func TestCelEval(t *testing.T) {
+	const fx = "../../testdata/fixtures/"
+	base := []string{"cel", "eval", "--pack", fx + "pack.yaml", "--task", "task_create_release_blocker",
+		"--trace", fx + "traces/task_create_release_blocker.good.ndjson"}
+	withState := append(append([]string(nil), base...),
+		"--state-before", fx+"state/task_create_release_blocker.before.json",
+		"--state-after", fx+"state/task_create_release_blocker.good.after.json")
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantOut    []string // substrings of stdout
+		wantErrOut []string // substrings of stderr
+	}{
+		{"bool value", append(base, "turn.finalized && size(turn.tool_calls) > 0"), ExitOK,
+			[]string{"value: true\n", "type:  bool\n", "cost:  ", "as a check: score 1, passed true"}, nil},
+		{"list value with state", append(withState, "state.tasks.filter(t, !(t.id in before.tasks.map(b, b.id))).size()"), ExitOK,
+			[]string{"value: 1\n", "type:  int\n"}, nil},
+		{"latency flag", append(base, "--latency", "12.5", "turn.latency_s"), ExitOK,
+			[]string{"value: 12.5\n", "type:  double\n"}, nil},
+		{"compile error at expr position", append(base, "turn.finalized &&\n  turn.answr == ''"), ExitInvalid,
+			nil, []string{"expr:2:8: kpi.compile: undefined field 'answr'", "      ^"}},
+		{"cost refused", append(base, "turn.events.all(e, turn.events.exists(f, f.line > e.line))"), ExitInvalid,
+			nil, []string{"expr:1:1: kpi.cost: estimated cost"}},
+		{"runtime error", append(base, "turn.tools[99] == 'x'"), ExitInvalid,
+			[]string{"error: evaluating: index out of bounds: 99"}, nil},
+		{"unknown task", []string{"cel", "eval", "--pack", fx + "pack.yaml", "--task", "nope", "--trace", fx + "traces/task_create_release_blocker.good.ndjson", "true"},
+			ExitInvalid, nil, []string{`has no task "nope"`}},
+		{"no expression", base, ExitInvalid, nil, []string{"want exactly one EXPR"}},
+		{"missing trace", []string{"cel", "eval", "--pack", fx + "pack.yaml", "--task", "task_create_release_blocker", "--trace", "nope.ndjson", "true"},
+			ExitInvalid, nil, []string{"--trace"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := Main(context.Background(), tt.args, &out, &errOut)
+			if code != tt.wantCode {
+				t.Fatalf("Main(%q) = %d, want %d\nstdout: %s\nstderr: %s", tt.args, code, tt.wantCode, out.String(), errOut.String())
+			}
+			for _, w := range tt.wantOut {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("Main(%q) stdout = %q, want it to contain %q", tt.args, out.String(), w)
+				}
+			}
+			for _, w := range tt.wantErrOut {
+				if !strings.Contains(errOut.String(), w) {
+					t.Errorf("Main(%q) stderr = %q, want it to contain %q", tt.args, errOut.String(), w)
+				}
+			}
+		})
+	}
+}
+
+func TestCelEvalJSON(t *testing.T) {
+	const fx = "../../testdata/fixtures/"
+	args := []string{"cel", "eval", "--format", "json", "--pack", fx + "pack.yaml", "--task", "task_create_release_blocker",
+		"--trace", fx + "traces/task_create_release_blocker.good.ndjson", "turn.tool_calls.map(c, c.name)"}
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), args, &out, &errOut); code != ExitOK {
+		t.Fatalf("Main(%q) = %d, want 0\nstderr: %s", args, code, errOut.String())
+	}
+	var got struct {
+		Value    []string `json:"value"`
+		Type     string   `json:"type"`
+		Cost     uint64   `json:"cost"`
+		Estimate []uint64 `json:"estimate"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("Main(%q) printed %q: %v", args, out.String(), err)
+	}
+	if got.Type != "list(string)" || len(got.Value) == 0 || got.Cost == 0 || len(got.Estimate) != 2 || got.Cost > got.Estimate[1] {
+		t.Errorf("Main(%q) = %+v, want a list(string) value with a cost within the estimate", args, got)
+	}
+}
