@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// bin is where TestMain built assay and the plugins; pluginDir holds the
+// plugins and their manifest.
+var (
+	root      string
+	bin       string
+	assay     string
+	pluginDir string
+)
+
+func TestMain(m *testing.M) {
+	code, err := setup(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e setup:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func setup(m *testing.M) (int, error) {
+	_, file, _, _ := runtime.Caller(0)
+	root = filepath.Dir(filepath.Dir(file))
+	dir, err := os.MkdirTemp("", "assay-e2e-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	bin = dir
+	assay = filepath.Join(dir, "assay")
+	pluginDir = filepath.Join(dir, "plugins")
+	if err := goBuild(assay, "./cmd/assay"); err != nil {
+		return 0, err
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "plugins"))
+	if err != nil {
+		return 0, err
+	}
+	var plugins []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(root, "plugins", e.Name(), "cmd")); err != nil {
+			continue
+		}
+		out := filepath.Join(pluginDir, "assay-scorer-"+e.Name())
+		if err := goBuild(out, "./plugins/"+e.Name()+"/cmd"); err != nil {
+			return 0, err
+		}
+		plugins = append(plugins, out)
+	}
+	args := append([]string{"--plugin-dir", pluginDir, "plugins", "register"}, plugins...)
+	if out, err := exec.Command(assay, args...).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("registering plugins: %v\n%s", err, out)
+	}
+	return m.Run(), nil
+}
+
+func goBuild(out, pkg string) error {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+// result is one finished assay invocation.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs assay with the test's plugin dir and the given database.
+func run(t testing.TB, db string, args ...string) result {
+	t.Helper()
+	full := append([]string{"--plugin-dir", pluginDir, "--db", db}, args...)
+	cmd := exec.Command(assay, full...)
+	cmd.Dir = root
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running assay %s: %v", strings.Join(args, " "), err)
+	}
+	return result{code: code, stdout: so.String(), stderr: se.String()}
+}
