@@ -217,3 +217,20 @@ func makeWorkload(t testing.TB, dir string, tasks, candidates, events int) workl
 	f.Close()
 	return workload{Pack: packPath, Turns: turnsPath, N: n}
 }
+
+// TestWriteWorkload writes the benchmark workload to $ASSAY_WORKLOAD_DIR for
+// profiling by hand (skipped otherwise):
+//
+//	ASSAY_WORKLOAD_DIR=/tmp/wl go test -run TestWriteWorkload ./e2e
+//	ASSAY_CPUPROFILE=cpu.out bin/assay --plugin-dir bin/plugins --db /tmp/wl/a.db verify --pack /tmp/wl/pack.yaml --turns /tmp/wl/turns.jsonl
+func TestWriteWorkload(t *testing.T) {
+	dir := os.Getenv("ASSAY_WORKLOAD_DIR")
+	if dir == "" {
+		t.Skip("ASSAY_WORKLOAD_DIR is not set; nothing to write")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := makeWorkload(t, dir, 1000, 10, 200)
+	t.Logf("wrote %s and %s (%d turns)", w.Pack, w.Turns, w.N)
+}

@@ -42,6 +42,7 @@ const (
 	NeedStateBefore = scorer.NeedStateBefore
 	NeedStateAfter  = scorer.NeedStateAfter
 	NeedUpstream    = scorer.NeedUpstream
+	NeedEvents      = scorer.NeedEvents
 )
 
 // KPI value types.

@@ -1,8 +1,194 @@
 package cli
 
-import "github.com/urfave/cli/v2"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"text/tabwriter"
 
-// PLACEHOLDER: replaced by the command's real implementation.
+	"github.com/urfave/cli/v2"
+
+	"github.com/assay-eval/assay/host/pluginhost"
+	"github.com/assay-eval/assay/sdk/sdktest"
+)
+
 func (a *app) pluginsCommand() *cli.Command {
-	return &cli.Command{Name: "plugins", Action: func(c *cli.Context) error { return hostErr(errNotBuilt) }}
+	return &cli.Command{
+		Name:  "plugins",
+		Usage: "list, register and check scorer plugin binaries",
+		UsageText: `assay plugins list | register BIN... | conformance BIN
+
+Example:
+  assay plugins list
+  assay plugins register ./assay-scorer-ticket_linked
+  assay plugins conformance ./assay-scorer-ticket_linked`,
+		Subcommands: []*cli.Command{a.pluginsListCommand(), a.pluginsRegisterCommand(), a.pluginsConformanceCommand()},
+	}
+}
+
+func (a *app) pluginsListCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "show the plugin manifest and whether each binary still has its pinned sha256",
+		UsageText: `assay [--plugin-dir DIR] plugins list [--format text|json]
+
+Example:
+  assay --plugin-dir bin/plugins plugins list
+  assay plugins list --format json`,
+		Flags:  []cli.Flag{formatFlag()},
+		Action: a.pluginsList,
+	}
+}
+
+// pluginRow is one line of `plugins list`.
+type pluginRow struct {
+	pluginhost.Entry
+	Hash string `json:"hash"` // ok, changed, missing
+}
+
+func (a *app) pluginsList(c *cli.Context) error {
+	format, err := outputFormat(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() > 0 {
+		return invalidf("plugins list: takes no arguments, got %q", c.Args().Slice())
+	}
+	m, err := pluginhost.LoadManifest(c.String(flagPluginDir))
+	if err != nil {
+		return hostErr(fmt.Errorf("plugins list: %w", err))
+	}
+	rows := make([]pluginRow, len(m.Entries))
+	for i, e := range m.Entries {
+		rows[i] = pluginRow{Entry: e, Hash: hashState(m, e)}
+	}
+	if format == "json" {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(a.stdout, "no plugins in %s\n", m.Path())
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tVERSION\tPROTOCOL\tKPIS\tBINARY\tSHA256\tHASH")
+	for _, r := range rows {
+		keys := make([]string, len(r.KPIs))
+		for i, k := range r.KPIs {
+			keys[i] = k.Key
+		}
+		kpis := strings.Join(keys, ",")
+		if kpis == "" {
+			kpis = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Version, r.Protocol, kpis, r.Binary, shortHash(r.SHA256), r.Hash)
+	}
+	return tw.Flush()
+}
+
+// hashState says whether e's binary still has the pinned sha256.
+func hashState(m *pluginhost.Manifest, e pluginhost.Entry) string {
+	sum, err := pluginhost.FileSHA256(m.BinaryPath(e))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "missing"
+	case err != nil:
+		return "unreadable"
+	case sum != e.SHA256:
+		return "changed"
+	}
+	return "ok"
+}
+
+func shortHash(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+func (a *app) pluginsRegisterCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "register",
+		Usage: "hash each plugin binary, ask it to describe itself and write its manifest entry",
+		Description: `Each BIN must be named assay-scorer-<id>. It is launched (pinned to the
+sha256 just computed), asked to Describe itself, and its entry is written to
+DIR/manifest.json, replacing an entry with the same id. A binary inside the
+plugin directory is stored relative to it. Afterwards run assay scorers sync
+so that the schema enum and the DB CHECK name the new scorer too.`,
+		UsageText: `assay [--plugin-dir DIR] plugins register BIN...
+
+Example:
+  assay --plugin-dir bin/plugins plugins register bin/plugins/assay-scorer-*
+  assay plugins register ./assay-scorer-ticket_linked && assay scorers sync`,
+		Action: a.pluginsRegister,
+	}
+}
+
+func (a *app) pluginsRegister(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return invalidf("plugins register: name at least one plugin binary")
+	}
+	m, err := pluginhost.LoadManifest(c.String(flagPluginDir))
+	if err != nil {
+		return hostErr(fmt.Errorf("plugins register: %w", err))
+	}
+	entries, err := pluginhost.Register(c.Context, m, c.Args().Slice(), a.logger())
+	for _, e := range entries {
+		fmt.Fprintf(a.stdout, "registered %s %s (%d KPI keys, sha256 %s) as %s\n", e.ID, e.Version, len(e.KPIs), shortHash(e.SHA256), e.Binary)
+	}
+	if err != nil {
+		return hostErr(fmt.Errorf("plugins register: %w (manifest unchanged)", err))
+	}
+	fmt.Fprintf(a.stdout, "wrote %s; run `assay scorers sync` if the scorer set changed\n", m.Path())
+	return nil
+}
+
+func (a *app) pluginsConformanceCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "conformance",
+		Usage: "run the SDK's conformance checks against a plugin binary",
+		Description: `Launches BIN as the host does and checks: a valid description, every
+score in [0,1], checks naming only declared KPI keys, deterministic results,
+a cancelled context honoured, concurrent batches safe. Prints each check as
+ok or FAIL with its problems; exits 0 when all pass, 1 otherwise.`,
+		UsageText: `assay plugins conformance BIN
+
+Example:
+  assay plugins conformance ./assay-scorer-ticket_linked`,
+		Action: a.pluginsConformance,
+	}
+}
+
+func (a *app) pluginsConformance(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return invalidf("plugins conformance: name one plugin binary, got %d arguments", c.NArg())
+	}
+	bin := c.Args().First()
+	if _, err := os.Stat(bin); err != nil {
+		return invalidf("plugins conformance: %w", err)
+	}
+	rep, err := sdktest.CheckBinary(c.Context, bin, a.stderr)
+	if err != nil {
+		fmt.Fprintf(a.stdout, "FAIL  launch\n      %v\n", err)
+		return &ExitError{Code: ExitGate}
+	}
+	for _, r := range rep {
+		if r.OK() {
+			fmt.Fprintf(a.stdout, "ok    %s\n", r.Name)
+			continue
+		}
+		fmt.Fprintf(a.stdout, "FAIL  %s\n", r.Name)
+		for _, p := range r.Problems {
+			fmt.Fprintf(a.stdout, "      %s\n", p)
+		}
+	}
+	if !rep.OK() {
+		return &ExitError{Code: ExitGate}
+	}
+	return nil
 }

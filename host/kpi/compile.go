@@ -138,9 +138,22 @@ func (c *Checker) Set() *Set {
 func (c *Checker) CheckPack(p *pack.Pack) diag.List {
 	set := &Set{limits: c.limits, checks: map[string][]*check{}}
 	var all diag.List
+	// Packs repeat checks across tasks; an expression that compiled cleanly
+	// is compiled once (same text, same environment, same program).
+	cache := map[string]*Expr{}
+	compile := func(src string, at PosFunc) (*Expr, diag.List) {
+		if e, ok := cache[src]; ok {
+			return e, nil
+		}
+		e, ds := c.Compile(src, at)
+		if e != nil && len(ds) == 0 {
+			cache[src] = e
+		}
+		return e, ds
+	}
 	for _, t := range p.Tasks {
 		for _, cc := range t.CEL {
-			ch, ds := c.compileCheck(cc)
+			ch, ds := c.compileCheck(cc, compile)
 			all = append(all, ds...)
 			if ch != nil {
 				set.checks[t.Label] = append(set.checks[t.Label], ch)
@@ -158,9 +171,9 @@ func (c *Checker) CheckPack(p *pack.Pack) diag.List {
 	return all
 }
 
-func (c *Checker) compileCheck(cc *pack.CELCheck) (*check, diag.List) {
+func (c *Checker) compileCheck(cc *pack.CELCheck, compile func(string, PosFunc) (*Expr, diag.List)) (*check, diag.List) {
 	var ds diag.List
-	e, eds := c.Compile(cc.Expr, cc.ExprPos.At)
+	e, eds := compile(cc.Expr, cc.ExprPos.At)
 	ds = append(ds, eds...)
 	if e != nil && !isBool(e.Type) && !isDouble(e.Type) {
 		ds = append(ds, diag.Errorf(cc.ExprPos.At(0), CodeType,
@@ -171,7 +184,7 @@ func (c *Checker) compileCheck(cc *pack.CELCheck) (*check, diag.List) {
 	var msg *Expr
 	if cc.MessageExpr != "" {
 		var mds diag.List
-		msg, mds = c.Compile(cc.MessageExpr, cc.MessagePos.At)
+		msg, mds = compile(cc.MessageExpr, cc.MessagePos.At)
 		ds = append(ds, mds...)
 		if msg != nil && !msg.Type.IsExactType(cel.StringType) {
 			ds = append(ds, diag.Errorf(cc.MessagePos.At(0), CodeType,

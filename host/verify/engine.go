@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -60,6 +61,7 @@ type Config struct {
 // Engine verifies candidates against one pack.
 type Engine struct {
 	cfg       Config
+	files     fileCache
 	tasks     map[string]*taskInfo
 	upstreams map[string][]scorer.ID // composite task label -> upstream scorers
 }
@@ -469,6 +471,11 @@ func (e *Engine) snapshot(p *prepared, part Part, inline []byte, cache *snapshot
 	src := inline
 	name := part.Pos.String()
 	if part.Path != "" {
+		// A snapshot file shared by many turns (one capture for a whole
+		// run) is read, hashed and parsed once.
+		if s, sha, ok := e.files.get(part.Path); ok {
+			return s, sha
+		}
 		var err error
 		src, err = os.ReadFile(part.Path)
 		if err != nil {
@@ -499,7 +506,55 @@ func (e *Engine) snapshot(p *prepared, part Part, inline []byte, cache *snapshot
 		cache.mu.Unlock()
 	}
 	p.snaps = append(p.snaps, snapshotBlob{sha: sha, raw: src})
+	if part.Path != "" {
+		e.files.put(part.Path, s, sha)
+	}
 	return s, sha
+}
+
+// fileCache remembers the last snapshot files read, by path, size and
+// modification time, so a file many turns share is parsed once. It is
+// bounded: a run whose every turn has its own files gains nothing and holds
+// at most maxCachedFiles snapshots.
+type fileCache struct {
+	mu sync.Mutex
+	m  map[string]cachedFile
+}
+
+type cachedFile struct {
+	size    int64
+	modTime time.Time
+	snap    *companyos.Snapshot
+	sha     string
+}
+
+const maxCachedFiles = 64
+
+func (c *fileCache) get(path string) (*companyos.Snapshot, string, bool) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, "", false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.m[path]
+	if !ok || f.size != st.Size() || !f.modTime.Equal(st.ModTime()) {
+		return nil, "", false
+	}
+	return f.snap, f.sha, true
+}
+
+func (c *fileCache) put(path string, s *companyos.Snapshot, sha string) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedFiles {
+		c.m = map[string]cachedFile{}
+	}
+	c.m[path] = cachedFile{size: st.Size(), modTime: st.ModTime(), snap: s, sha: sha}
 }
 
 // job is one case of a turn for one scorer.

@@ -23,6 +23,11 @@ const (
 	NeedStateBefore Need = "state_before"
 	NeedStateAfter  Need = "state_after"
 	NeedUpstream    Need = "upstream"
+	// NeedEvents adds the trace's per-line events (Turn.Events) to what
+	// NeedTrace sends. Most scorers read the derived turn (tool calls,
+	// answer, phases) and never the line-by-line events, which are most of a
+	// trace's bytes, so they are sent only to a scorer that asks.
+	NeedEvents Need = "events"
 )
 
 // ValueType is the type of a KPI value in a pack, checked at pack load.

@@ -366,12 +366,14 @@ func (x *Task) GetSliceTags() []string {
 }
 
 type Event struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Line          int32                  `protobuf:"varint,1,opt,name=line,proto3" json:"line,omitempty"`
-	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
-	Phase         string                 `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
-	EventType     string                 `protobuf:"bytes,4,opt,name=event_type,json=eventType,proto3" json:"event_type,omitempty"`
-	ToolName      string                 `protobuf:"bytes,5,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Line      int32                  `protobuf:"varint,1,opt,name=line,proto3" json:"line,omitempty"`
+	Type      string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Phase     string                 `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
+	EventType string                 `protobuf:"bytes,4,opt,name=event_type,json=eventType,proto3" json:"event_type,omitempty"`
+	ToolName  string                 `protobuf:"bytes,5,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// For "raw" events (a line that is not JSON): the line's first 256 bytes.
+	Text          string `protobuf:"bytes,6,opt,name=text,proto3" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -437,6 +439,13 @@ func (x *Event) GetEventType() string {
 func (x *Event) GetToolName() string {
 	if x != nil {
 		return x.ToolName
+	}
+	return ""
+}
+
+func (x *Event) GetText() string {
+	if x != nil {
+		return x.Text
 	}
 	return ""
 }
@@ -1152,14 +1161,15 @@ const file_scorer_proto_rawDesc = "" +
 	"slice_tags\x18\a \x03(\tR\tsliceTags\x1a7\n" +
 	"\tKpisEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\x81\x01\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\x95\x01\n" +
 	"\x05Event\x12\x12\n" +
 	"\x04line\x18\x01 \x01(\x05R\x04line\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
 	"\x05phase\x18\x03 \x01(\tR\x05phase\x12\x1d\n" +
 	"\n" +
 	"event_type\x18\x04 \x01(\tR\teventType\x12\x1b\n" +
-	"\ttool_name\x18\x05 \x01(\tR\btoolName\";\n" +
+	"\ttool_name\x18\x05 \x01(\tR\btoolName\x12\x12\n" +
+	"\x04text\x18\x06 \x01(\tR\x04text\";\n" +
 	"\bToolCall\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\targs_json\x18\x02 \x01(\fR\bargsJson\"\xd4\x03\n" +

@@ -3,7 +3,6 @@ package trace
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -458,8 +457,7 @@ func decodeArgs(b []byte, v span) map[string]any {
 		m = bytes.TrimSpace([]byte(stringValue(b, v)))
 	}
 	if len(m) > 0 && m[0] == '{' {
-		var obj map[string]any
-		if json.Unmarshal(m, &obj) == nil && obj != nil {
+		if obj, err := ParseArgs(m); err == nil && obj != nil {
 			return obj
 		}
 	}

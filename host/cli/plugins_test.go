@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/assay-eval/assay/host/pluginhost"
+)
+
+func pluginsMain(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestPluginsCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a plugin binary")
+	}
+	dir := filepath.Join(t.TempDir(), "plugins")
+	bin := filepath.Join(dir, pluginhost.BinaryPrefix+"answer_keywords")
+	cmd := exec.Command("go", "build", "-o", bin, "./plugins/answer_keywords/cmd")
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	code, out, errOut := pluginsMain("--plugin-dir", dir, "plugins", "register", bin)
+	if code != ExitOK || !strings.Contains(out, "registered answer_keywords") {
+		t.Fatalf("plugins register = exit %d, %q, %q; want exit 0 and the entry", code, out, errOut)
+	}
+	m, err := pluginhost.LoadManifest(dir)
+	if err != nil || len(m.Entries) != 1 || m.Entries[0].Binary != pluginhost.BinaryPrefix+"answer_keywords" {
+		t.Fatalf("manifest after register = %+v, %v; want one entry with a path relative to the plugin dir", m, err)
+	}
+
+	code, out, _ = pluginsMain("--plugin-dir", dir, "plugins", "list")
+	if code != ExitOK || !strings.Contains(out, "answer_keywords,min_answer_length") || !strings.Contains(out, m.Entries[0].SHA256[:12]) || !strings.HasSuffix(strings.TrimSpace(out), "ok") {
+		t.Errorf("plugins list = exit %d, %q; want the entry with its KPI keys, short sha256 and hash ok", code, out)
+	}
+
+	code, out, _ = pluginsMain("plugins", "conformance", bin)
+	if code != ExitOK || strings.Contains(out, "FAIL") || strings.Count(out, "ok ") != 6 {
+		t.Errorf("plugins conformance = exit %d, %q; want six ok lines and exit 0", code, out)
+	}
+
+	f, err := os.OpenFile(bin, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("tampered")
+	f.Close()
+	code, out, _ = pluginsMain("--plugin-dir", dir, "plugins", "list", "--format", "json")
+	var rows []struct {
+		ID   string `json:"id"`
+		Hash string `json:"hash"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); code != ExitOK || err != nil || len(rows) != 1 || rows[0].Hash != "changed" {
+		t.Errorf("plugins list --format json after tampering = exit %d, %q (%v); want hash changed", code, out, err)
+	}
+}
+
+func TestPluginsCommandErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"register nothing", []string{"plugins", "register"}, ExitInvalid, "name at least one plugin binary"},
+		{"register missing", []string{"--plugin-dir", t.TempDir(), "plugins", "register", "/nonexistent/assay-scorer-x"}, ExitHost, "registering /nonexistent/assay-scorer-x"},
+		{"conformance missing", []string{"plugins", "conformance", "/nonexistent/assay-scorer-x"}, ExitInvalid, "no such file"},
+		{"conformance not a plugin", []string{"plugins", "conformance", "/bin/true"}, ExitGate, "FAIL  launch"},
+		{"list empty", []string{"--plugin-dir", t.TempDir(), "plugins", "list"}, ExitOK, "no plugins in"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := pluginsMain(tt.args...)
+			if code != tt.code || !strings.Contains(out+errOut, tt.want) {
+				t.Errorf("assay %v = exit %d, %q, %q; want exit %d mentioning %q", tt.args, code, out, errOut, tt.code, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package pluginhost_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/assay-eval/assay/host/pluginhost"
+	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/pkg/trace"
+	toolsequence "github.com/assay-eval/assay/plugins/tool_sequence"
+)
+
+// BenchmarkColdStart measures a plugin's launch (sha256 check, exec,
+// handshake, AutoMTLS) to its first Describe answer.
+func BenchmarkColdStart(b *testing.B) {
+	id := scorer.ID("test_env")
+	if toolSequence {
+		id = "tool_sequence"
+	}
+	var total time.Duration
+	n := 0
+	for b.Loop() {
+		h := pluginhost.New(manifest())
+		start := time.Now()
+		if _, err := h.Describe(context.Background(), id); err != nil {
+			b.Fatalf("Describe(%s) error = %v", id, err)
+		}
+		total += time.Since(start)
+		n++
+		b.StopTimer()
+		h.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(n), "ms/start")
+}
+
+// benchCases builds n cases of 200-event turns (20 tool calls, streamed
+// text, phases) with the five tool_sequence KPI keys set.
+func benchCases(n int) []*scorer.Case {
+	kpis := map[string]json.RawMessage{
+		toolsequence.KeyContains:       json.RawMessage(`["search","create_task","memory_search"]`),
+		toolsequence.KeyExact:          json.RawMessage(`["search","create_task"]`),
+		toolsequence.KeyInOrder:        json.RawMessage(`["search","create_task"]`),
+		toolsequence.KeyNoHallucinated: json.RawMessage(`true`),
+		toolsequence.KeyArgs:           json.RawMessage(`{"search":["query"],"create_task":["title","owner"]}`),
+	}
+	tools := []string{"search", "memory_search", "create_task", "update_task"}
+	cases := make([]*scorer.Case, n)
+	for i := range cases {
+		var t trace.Turn
+		line := 0
+		ev := func(e trace.Event) { line++; e.Line = line; t.Events = append(t.Events, e) }
+		ev(trace.Event{Type: "phase", Phase: "skill_dispatch"})
+		for k := 0; k < 20; k++ {
+			name := tools[(i+k)%len(tools)]
+			ev(trace.Event{Type: "runtime", EventType: "tool_start", ToolName: name})
+			ev(trace.Event{Type: "runtime", EventType: "tool_end", ToolName: name})
+			t.ToolCalls = append(t.ToolCalls, trace.ToolCall{Name: name, Args: map[string]any{
+				"query": fmt.Sprintf("invoice %d", k), "limit": 10.0, "owner": "ops",
+			}})
+		}
+		for len(t.Events) < 199 {
+			ev(trace.Event{Type: "stream_event"})
+		}
+		ev(trace.Event{Type: "done"})
+		t.ToolEvents = 40
+		t.Answer = "I searched the invoices and created the follow-up task for the ops team."
+		t.StreamedText = t.Answer
+		t.TextLen = len(t.Answer)
+		t.Finalized = true
+		t.Phases = []string{"skill_dispatch"}
+		cases[i] = &scorer.Case{
+			ID:   fmt.Sprintf("turn-%d", i),
+			Task: scorer.Task{Label: fmt.Sprintf("task-%d", i%20), Persona: "ops", KPIs: kpis, ToolCatalog: tools},
+			Turn: t,
+		}
+	}
+	return cases
+}
+
+// scoreAll scores cases in batches of batchSize, workers batches at a time,
+// and fails on any unscored case.
+func scoreAll(b *testing.B, h *pluginhost.Host, cases []*scorer.Case, batchSize, workers int) {
+	batches := make(chan []*scorer.Case)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for batch := range batches {
+				for _, o := range h.Score(context.Background(), "tool_sequence", batch) {
+					if o.Err != nil {
+						b.Errorf("Score(tool_sequence) error = %v", o.Err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	for i := 0; i < len(cases); i += batchSize {
+		batches <- cases[i:min(i+batchSize, len(cases))]
+	}
+	close(batches)
+	wg.Wait()
+}
+
+// BenchmarkScore1000 scores 1,000 turns with tool_sequence out-of-process
+// (the real plugin binary) and in-process, 64 cases a batch, and reports
+// both throughputs and their ratio.
+func BenchmarkScore1000(b *testing.B) {
+	if !toolSequence {
+		b.Skip("plugins/tool_sequence did not build")
+	}
+	const batchSize, workers = 64, 4
+	cases := benchCases(1000)
+	oop := pluginhost.New(manifest(), pluginhost.WithCallTimeout(time.Minute))
+	defer oop.Close()
+	inp := pluginhost.New(&pluginhost.Manifest{}, pluginhost.WithInProcess(toolsequence.New()))
+	scoreAll(b, oop, cases[:batchSize], batchSize, 1) // launch outside the timing
+	var oopTime, inTime time.Duration
+	for b.Loop() {
+		start := time.Now()
+		scoreAll(b, oop, cases, batchSize, workers)
+		oopTime += time.Since(start)
+		start = time.Now()
+		scoreAll(b, inp, cases, batchSize, workers)
+		inTime += time.Since(start)
+	}
+	turns := float64(b.N * len(cases))
+	oopRate, inRate := turns/oopTime.Seconds(), turns/inTime.Seconds()
+	b.ReportMetric(oopRate, "oop_turns/s")
+	b.ReportMetric(inRate, "inproc_turns/s")
+	b.ReportMetric(oopRate/inRate, "oop/inproc")
+}

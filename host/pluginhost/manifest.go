@@ -1,0 +1,222 @@
+package pluginhost
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/scorer"
+)
+
+// ManifestFile is the manifest's file name inside the plugin directory.
+const ManifestFile = "manifest.json"
+
+// Entry is one installed plugin binary.
+type Entry struct {
+	ID       scorer.ID     `json:"id"`
+	Binary   string        `json:"binary"` // relative to the plugin directory, or absolute when outside it
+	SHA256   string        `json:"sha256"` // lowercase hex
+	Version  string        `json:"version"`
+	Protocol int           `json:"protocol"`
+	KPIs     []scorer.KPI  `json:"kpis"`
+	Needs    []scorer.Need `json:"needs"`
+}
+
+// Description is the entry's description as registered (no launch).
+func (e Entry) Description() scorer.Description {
+	d := scorer.Description{ID: e.ID, Version: e.Version, KPIs: e.KPIs, Needs: e.Needs}
+	if e.Protocol > 0 {
+		d.Protocols = []int{e.Protocol}
+	}
+	return d
+}
+
+// Manifest is the set of installed plugins: the source of the scorer set.
+type Manifest struct {
+	Dir     string  `json:"-"` // the plugin directory
+	Entries []Entry `json:"plugins"`
+}
+
+// manifestJSON is the file's shape.
+type manifestJSON struct {
+	Plugins []Entry `json:"plugins"`
+}
+
+// Path is the manifest file's path.
+func (m *Manifest) Path() string { return filepath.Join(m.Dir, ManifestFile) }
+
+// LoadManifest reads dir/manifest.json. A missing file is an empty manifest;
+// a malformed one is a diag.List with the position of the problem.
+func LoadManifest(dir string) (*Manifest, error) {
+	m := &Manifest{Dir: dir}
+	path := m.Path()
+	src, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading plugin manifest: %w", err)
+	}
+	var f manifestJSON
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, diag.List{diag.Errorf(offsetPos(path, src, jsonOffset(err, dec)), "manifest.syntax", "%s", jsonMessage(err))}
+	}
+	m.Entries = f.Plugins
+	if l := m.check(); len(l) > 0 {
+		return nil, l
+	}
+	return m, nil
+}
+
+func jsonOffset(err error, dec *json.Decoder) int64 {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return se.Offset - 1 // Offset is just past the offending byte
+	case errors.As(err, &te):
+		return te.Offset
+	}
+	return dec.InputOffset()
+}
+
+func jsonMessage(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s: want %s, got %s", te.Field, te.Type, te.Value)
+	}
+	return err.Error()
+}
+
+// offsetPos turns a byte offset into a 1-based line and rune column.
+func offsetPos(file string, src []byte, off int64) diag.Pos {
+	if off > int64(len(src)) {
+		off = int64(len(src))
+	}
+	if off < 0 {
+		off = 0
+	}
+	before := src[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	start := bytes.LastIndexByte(before, '\n') + 1
+	return diag.Pos{File: file, Line: line, Col: utf8.RuneCount(before[start:]) + 1}
+}
+
+// check validates the entries: ids unique and non-empty, a binary and a
+// sha256 for each.
+func (m *Manifest) check() diag.List {
+	var l diag.List
+	pos := diag.Pos{File: m.Path()}
+	seen := map[scorer.ID]bool{}
+	for i, e := range m.Entries {
+		switch {
+		case e.ID == "":
+			l = append(l, diag.Errorf(pos, "manifest.entry", "plugins[%d]: id is empty", i))
+		case seen[e.ID]:
+			l = append(l, diag.Errorf(pos, "manifest.entry", "plugins[%d]: id %s appears twice", i, e.ID))
+		}
+		seen[e.ID] = true
+		if e.Binary == "" {
+			l = append(l, diag.Errorf(pos, "manifest.entry", "plugins[%d] (%s): binary is empty", i, e.ID))
+		}
+		if len(e.SHA256) != 64 {
+			l = append(l, diag.Errorf(pos, "manifest.entry", "plugins[%d] (%s): sha256 %q is not 64 hex digits", i, e.ID, e.SHA256))
+		}
+	}
+	return l
+}
+
+// Save writes the manifest atomically (a temporary file renamed over it),
+// entries sorted by id.
+func (m *Manifest) Save() error {
+	sort.Slice(m.Entries, func(i, j int) bool { return m.Entries[i].ID < m.Entries[j].ID })
+	b, err := json.MarshalIndent(manifestJSON{Plugins: m.Entries}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("saving plugin manifest: %w", err)
+	}
+	b = append(b, '\n')
+	if err := os.MkdirAll(m.Dir, 0o755); err != nil {
+		return fmt.Errorf("saving plugin manifest: %w", err)
+	}
+	tmp, err := os.CreateTemp(m.Dir, ".manifest-*.json")
+	if err != nil {
+		return fmt.Errorf("saving plugin manifest: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("saving plugin manifest: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("saving plugin manifest: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("saving plugin manifest: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("saving plugin manifest: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), m.Path()); err != nil {
+		return fmt.Errorf("saving plugin manifest: %w", err)
+	}
+	return nil
+}
+
+// IDs returns the ids of every entry, sorted.
+func (m *Manifest) IDs() []scorer.ID {
+	ids := make([]scorer.ID, len(m.Entries))
+	for i, e := range m.Entries {
+		ids[i] = e.ID
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// Descriptions returns every entry's description by id, from the manifest
+// alone (no plugin is launched).
+func (m *Manifest) Descriptions() map[scorer.ID]scorer.Description {
+	out := make(map[scorer.ID]scorer.Description, len(m.Entries))
+	for _, e := range m.Entries {
+		out[e.ID] = e.Description()
+	}
+	return out
+}
+
+// Lookup returns the entry with id.
+func (m *Manifest) Lookup(id scorer.ID) (Entry, bool) {
+	for _, e := range m.Entries {
+		if e.ID == id {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// BinaryPath is e's binary as a path usable from the working directory.
+func (m *Manifest) BinaryPath(e Entry) string {
+	if filepath.IsAbs(e.Binary) {
+		return e.Binary
+	}
+	return filepath.Join(m.Dir, e.Binary)
+}
+
+// put adds e, replacing an entry with the same id.
+func (m *Manifest) put(e Entry) {
+	for i := range m.Entries {
+		if m.Entries[i].ID == e.ID {
+			m.Entries[i] = e
+			return
+		}
+	}
+	m.Entries = append(m.Entries, e)
+}

@@ -1,0 +1,19 @@
+// Command test_sleep hangs (ignoring its context) on a case labelled "sleep".
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/assay-eval/assay/host/pluginhost/testdata/plugins/testscorer"
+	"github.com/assay-eval/assay/sdk"
+)
+
+func main() {
+	sdk.Serve(testscorer.Scorer{ID: "test_sleep", Hook: func(_ context.Context, c *sdk.Case) *sdk.Result {
+		if c.Task.Label == "sleep" {
+			time.Sleep(time.Hour)
+		}
+		return nil
+	}})
+}

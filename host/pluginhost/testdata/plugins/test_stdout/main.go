@@ -1,0 +1,15 @@
+// Command test_stdout prints to stdout before serving, which breaks the
+// go-plugin handshake.
+package main
+
+import (
+	"fmt"
+
+	"github.com/assay-eval/assay/host/pluginhost/testdata/plugins/testscorer"
+	"github.com/assay-eval/assay/sdk"
+)
+
+func main() {
+	fmt.Println("hello from a plugin that writes to stdout")
+	sdk.Serve(testscorer.Scorer{ID: "test_stdout"})
+}

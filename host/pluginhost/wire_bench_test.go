@@ -1,0 +1,36 @@
+package pluginhost_test
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/assay-eval/assay/pkg/scorerpb"
+)
+
+// BenchmarkWire64 measures the wire cost of one 64-case batch of
+// BenchmarkScore1000's turns, without the transport: encode, marshal,
+// unmarshal, decode.
+func BenchmarkWire64(b *testing.B) {
+	cases := benchCases(64)
+	var size int
+	for b.Loop() {
+		req, err := scorerpb.EncodeScoreRequest(cases)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf, err := proto.Marshal(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = len(buf)
+		var back scorerpb.ScoreRequest
+		if err := proto.Unmarshal(buf, &back); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := scorerpb.DecodeScoreRequest(&back); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(size), "bytes/batch")
+}

@@ -1,0 +1,10 @@
+// Command assay-scorer-answer_keywords serves the built-in answer_keywords
+// scorer as an assay plugin.
+package main
+
+import (
+	answerkeywords "github.com/assay-eval/assay/plugins/answer_keywords"
+	"github.com/assay-eval/assay/sdk"
+)
+
+func main() { sdk.Serve(answerkeywords.New()) }

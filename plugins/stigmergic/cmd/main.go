@@ -1,0 +1,10 @@
+// Command assay-scorer-stigmergic serves the built-in stigmergic scorer as an
+// assay plugin.
+package main
+
+import (
+	"github.com/assay-eval/assay/plugins/stigmergic"
+	"github.com/assay-eval/assay/sdk"
+)
+
+func main() { sdk.Serve(stigmergic.New()) }

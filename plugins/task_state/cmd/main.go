@@ -1,0 +1,10 @@
+// Command assay-scorer-task_state serves the built-in task_state scorer as an
+// assay plugin.
+package main
+
+import (
+	taskstate "github.com/assay-eval/assay/plugins/task_state"
+	"github.com/assay-eval/assay/sdk"
+)
+
+func main() { sdk.Serve(taskstate.New()) }

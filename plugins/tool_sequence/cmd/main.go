@@ -1,0 +1,10 @@
+// Command assay-scorer-tool_sequence serves the built-in tool_sequence scorer
+// as an assay plugin.
+package main
+
+import (
+	toolsequence "github.com/assay-eval/assay/plugins/tool_sequence"
+	"github.com/assay-eval/assay/sdk"
+)
+
+func main() { sdk.Serve(toolsequence.New()) }

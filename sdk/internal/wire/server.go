@@ -1,0 +1,103 @@
+package wire
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/pkg/scorerpb"
+)
+
+// Handshake is the go-plugin handshake every assay scorer shares.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  scorerpb.ProtocolVersion,
+	MagicCookieKey:   scorerpb.MagicCookieKey,
+	MagicCookieValue: scorerpb.MagicCookieValue,
+}
+
+// server serves one scorer over gRPC.
+type server struct {
+	scorerpb.UnimplementedScorerServer
+	s      Scorer
+	desc   scorer.Description
+	logger hclog.Logger
+	limit  int
+}
+
+func (v *server) Describe(context.Context, *scorerpb.DescribeRequest) (*scorerpb.DescribeResponse, error) {
+	return scorerpb.DescriptionToProto(v.desc), nil
+}
+
+func (v *server) Score(ctx context.Context, req *scorerpb.ScoreRequest) (*scorerpb.ScoreResponse, error) {
+	cases, err := scorerpb.DecodeScoreRequest(req)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
+	}
+	outs := ScoreBatch(ctx, v.s, cases, v.limit)
+	resp := &scorerpb.ScoreResponse{Results: make([]*scorerpb.Result, len(cases))}
+	cancelled := 0
+	for i, o := range outs {
+		if o.Err != nil && ctx.Err() != nil && errors.Is(o.Err, ctx.Err()) {
+			cancelled++
+		} else if o.Err != nil {
+			args := []any{"case", cases[i].ID, "error", o.Err}
+			if p, ok := o.Err.(*PanicError); ok {
+				args = append(args, "stack", string(p.Stack))
+			}
+			v.logger.Error("case failed", args...)
+		}
+		resp.Results[i] = scorerpb.ResultToProto(cases[i].ID, o.Result, o.Err)
+	}
+	if cancelled > 0 {
+		v.logger.Info("batch cancelled by the host", "cases", cancelled, "error", ctx.Err())
+	}
+	return resp, nil
+}
+
+// Plugin is the go-plugin value for the scorer plugin, on both sides: a
+// plugin sets Impl and serves it; a client dispenses a
+// scorerpb.ScorerClient.
+type Plugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl   Scorer
+	Desc   scorer.Description // what Describe answers (Impl's, with the SDK's fields filled in)
+	Logger hclog.Logger
+	Limit  int // cases scored at once per batch; 0 = Limit()
+}
+
+// GRPCServer registers the scorer service.
+func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	logger := p.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	scorerpb.RegisterScorerServer(s, &server{s: p.Impl, desc: p.Desc, logger: logger, limit: p.Limit})
+	return nil
+}
+
+// GRPCClient returns a scorerpb.ScorerClient on the plugin's connection.
+func (p *Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return scorerpb.NewScorerClient(c), nil
+}
+
+// Plugins is the VersionedPlugins map for p.
+func Plugins(p *Plugin) map[int]plugin.PluginSet {
+	return map[int]plugin.PluginSet{scorerpb.ProtocolVersion: {scorerpb.PluginName: p}}
+}
+
+// GRPCServerFunc builds the plugin's gRPC server with message limits large
+// enough for big batches.
+func GRPCServerFunc(opts []grpc.ServerOption) *grpc.Server {
+	opts = append(opts, grpc.MaxRecvMsgSize(MaxMessage), grpc.MaxSendMsgSize(MaxMessage))
+	return grpc.NewServer(opts...)
+}
+
+// MaxMessage is the largest message either side accepts (256 MiB): a batch
+// carries whole turns and snapshots.
+const MaxMessage = 256 << 20

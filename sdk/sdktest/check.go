@@ -1,0 +1,306 @@
+package sdktest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/assay-eval/assay/pkg/scorerpb"
+	"github.com/assay-eval/assay/sdk"
+)
+
+// The checks, in the order Check runs them.
+const (
+	CheckDescribe      = "describe"        // Describe answers a valid description
+	CheckScoresInRange = "scores_in_range" // every case scored, scores in [0,1]
+	CheckDeclaredKPIs  = "declared_kpis"   // checks name only declared KPI keys
+	CheckDeterministic = "deterministic"   // the same batch scores the same twice
+	CheckCancellation  = "cancellation"    // a cancelled context returns promptly
+	CheckConcurrency   = "concurrency"     // concurrent batches agree with a lone one
+)
+
+// Prompt is how long a call may take after its context is cancelled.
+const Prompt = 5 * time.Second
+
+// callTimeout bounds every call a check makes.
+const callTimeout = time.Minute
+
+// Result is how one check went.
+type Result struct {
+	Name     string   `json:"name"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// OK reports whether the check found no problem.
+func (r Result) OK() bool { return len(r.Problems) == 0 }
+
+// Report is every check's result, in order.
+type Report []Result
+
+// OK reports whether every check passed.
+func (r Report) OK() bool {
+	for _, c := range r {
+		if !c.OK() {
+			return false
+		}
+	}
+	return true
+}
+
+var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+
+var knownTypes = map[sdk.ValueType]bool{
+	sdk.Bool: true, sdk.Number: true, sdk.Integer: true, sdk.String: true,
+	sdk.StringList: true, sdk.StringListMap: true, sdk.Any: true,
+}
+
+var knownNeeds = map[sdk.Need]bool{
+	sdk.NeedTrace: true, sdk.NeedAnswer: true, sdk.NeedStateBefore: true, sdk.NeedStateAfter: true, sdk.NeedUpstream: true, sdk.NeedEvents: true,
+}
+
+// ValidateDescription returns every problem with d: the id and KPI keys
+// snake_case, the version set, KPI keys unique with known value types, needs
+// known, protocol 1 offered.
+func ValidateDescription(d sdk.Description) []string {
+	var p []string
+	if !snakeCase.MatchString(string(d.ID)) {
+		p = append(p, fmt.Sprintf("id %q is not snake_case", d.ID))
+	}
+	if d.Version == "" {
+		p = append(p, "version is empty")
+	}
+	if len(d.Protocols) > 0 && !containsInt(d.Protocols, scorerpb.ProtocolVersion) {
+		p = append(p, fmt.Sprintf("protocols %v do not include %d", d.Protocols, scorerpb.ProtocolVersion))
+	}
+	seen := map[string]bool{}
+	for _, k := range d.KPIs {
+		if !snakeCase.MatchString(k.Key) {
+			p = append(p, fmt.Sprintf("KPI key %q is not snake_case", k.Key))
+		}
+		if seen[k.Key] {
+			p = append(p, fmt.Sprintf("KPI key %q is declared twice", k.Key))
+		}
+		seen[k.Key] = true
+		if !knownTypes[k.ValueType] {
+			p = append(p, fmt.Sprintf("KPI key %q has unknown value type %q", k.Key, k.ValueType))
+		}
+	}
+	for _, n := range d.Needs {
+		if !knownNeeds[n] {
+			p = append(p, fmt.Sprintf("unknown need %q", n))
+		}
+	}
+	return p
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Check runs every conformance check against c. With no cases it scores the
+// generic Cases built from the scorer's description. Cases are stripped to
+// the parts the scorer declares, as the host does.
+func Check(ctx context.Context, c Client, cases ...*sdk.Case) Report {
+	var rep Report
+	add := func(name string, problems []string) { rep = append(rep, Result{Name: name, Problems: problems}) }
+
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	d, err := c.Describe(cctx)
+	cancel()
+	if err != nil {
+		add(CheckDescribe, []string{err.Error()})
+		return rep
+	}
+	add(CheckDescribe, ValidateDescription(d))
+
+	if len(cases) == 0 {
+		cases = Cases(d)
+	}
+	sent := make([]*sdk.Case, len(cases))
+	for i, cs := range cases {
+		sent[i] = scorerpb.StripCase(d, cs)
+	}
+
+	first, err := score(ctx, c, sent)
+	if err != nil {
+		add(CheckScoresInRange, []string{err.Error()})
+		return rep
+	}
+	add(CheckScoresInRange, rangeProblems(sent, first))
+	add(CheckDeclaredKPIs, kpiProblems(d, sent, first))
+
+	second, err := score(ctx, c, sent)
+	if err != nil {
+		add(CheckDeterministic, []string{"second call: " + err.Error()})
+	} else {
+		add(CheckDeterministic, diffProblems("repeat", sent, first, second))
+	}
+
+	add(CheckCancellation, cancelProblems(ctx, c, sent))
+	add(CheckConcurrency, concurrencyProblems(ctx, c, sent, first))
+	return rep
+}
+
+func score(ctx context.Context, c Client, cases []*sdk.Case) ([]sdk.Outcome, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	outs, err := c.Score(ctx, cases)
+	if err != nil {
+		return nil, err
+	}
+	if len(outs) != len(cases) {
+		return nil, fmt.Errorf("%d outcomes for %d cases", len(outs), len(cases))
+	}
+	return outs, nil
+}
+
+func unit(x float64) bool { return !math.IsNaN(x) && x >= 0 && x <= 1 }
+
+func rangeProblems(cases []*sdk.Case, outs []sdk.Outcome) []string {
+	var p []string
+	for i, o := range outs {
+		id := cases[i].ID
+		if o.Err != nil {
+			p = append(p, fmt.Sprintf("case %q: scorer failed: %v", id, o.Err))
+			continue
+		}
+		if !unit(o.Result.Score) {
+			p = append(p, fmt.Sprintf("case %q: score %v is not in [0,1]", id, o.Result.Score))
+		}
+		for _, ch := range o.Result.Checks {
+			if !unit(ch.Score) {
+				p = append(p, fmt.Sprintf("case %q: check %s score %v is not in [0,1]", id, ch.KPI, ch.Score))
+			}
+		}
+	}
+	return p
+}
+
+func kpiProblems(d sdk.Description, cases []*sdk.Case, outs []sdk.Outcome) []string {
+	var p []string
+	for i, o := range outs {
+		if o.Err != nil {
+			continue
+		}
+		for _, ch := range o.Result.Checks {
+			if !d.Declares(ch.KPI) && !fromUpstream(d, cases[i], ch.KPI) {
+				p = append(p, fmt.Sprintf("case %q: check names undeclared KPI key %q", cases[i].ID, ch.KPI))
+			}
+		}
+	}
+	return p
+}
+
+// fromUpstream reports whether a scorer that needs upstream results (such as
+// composite, which passes its upstream checks on) may name KPI key k: some
+// upstream result of case c has a check of k.
+func fromUpstream(d sdk.Description, c *sdk.Case, k string) bool {
+	if !d.NeedsPart(sdk.NeedUpstream) {
+		return false
+	}
+	for _, up := range c.Upstream {
+		for _, ch := range up.Result.Checks {
+			if ch.KPI == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// diffProblems compares two runs of the same batch by their JSON.
+func diffProblems(what string, cases []*sdk.Case, a, b []sdk.Outcome) []string {
+	var p []string
+	for i := range a {
+		ja, jb := outcomeJSON(a[i]), outcomeJSON(b[i])
+		if ja != jb {
+			p = append(p, fmt.Sprintf("case %q: %s gave %s, first call gave %s", cases[i].ID, what, jb, ja))
+		}
+	}
+	return p
+}
+
+func outcomeJSON(o sdk.Outcome) string {
+	if o.Err != nil {
+		return "error: " + o.Err.Error()
+	}
+	b, err := json.Marshal(o.Result)
+	if err != nil {
+		return "unencodable result: " + err.Error()
+	}
+	return string(b)
+}
+
+// cancelProblems checks that a call with a cancelled context, and a call
+// cancelled while a large batch is in flight, both return promptly and do not
+// report success for cases they could not have scored.
+func cancelProblems(ctx context.Context, c Client, cases []*sdk.Case) []string {
+	var p []string
+	pre, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := returnsPromptly(func() { _, _ = c.Score(pre, cases) }); err != "" {
+		p = append(p, "already cancelled context: "+err)
+	}
+	big := make([]*sdk.Case, 0, 64*len(cases))
+	for i := 0; i < 64; i++ {
+		for _, cs := range cases {
+			cp := *cs
+			cp.ID = fmt.Sprintf("%s#%d", cs.ID, i)
+			big = append(big, &cp)
+		}
+	}
+	mid, cancel := context.WithCancel(ctx)
+	time.AfterFunc(time.Millisecond, cancel)
+	if err := returnsPromptly(func() { _, _ = c.Score(mid, big) }); err != "" {
+		p = append(p, "context cancelled during a batch: "+err)
+	}
+	cancel()
+	return p
+}
+
+func returnsPromptly(f func()) string {
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+		return ""
+	case <-time.After(Prompt):
+		return fmt.Sprintf("did not return within %v", Prompt)
+	}
+}
+
+// concurrencyProblems runs the batch from several goroutines at once; each
+// must agree with the lone first call.
+func concurrencyProblems(ctx context.Context, c Client, cases []*sdk.Case, want []sdk.Outcome) []string {
+	const callers = 8
+	var (
+		mu sync.Mutex
+		p  []string
+		wg sync.WaitGroup
+	)
+	for g := 0; g < callers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := score(ctx, c, cases)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				p = append(p, fmt.Sprintf("concurrent call %d: %v", g, err))
+				return
+			}
+			p = append(p, diffProblems(fmt.Sprintf("concurrent call %d", g), cases, want, got)...)
+		}()
+	}
+	wg.Wait()
+	return p
+}
