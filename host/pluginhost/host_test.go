@@ -263,7 +263,7 @@ func (recorder) Score(_ context.Context, c *sdk.Case) (*sdk.Result, error) {
 	}
 	var got []string
 	if len(c.Turn.Events) > 0 {
-		got = append(got, "trace")
+		got = append(got, "events")
 	}
 	if c.Turn.Answer != "" {
 		got = append(got, "answer")
@@ -291,7 +291,8 @@ func TestInProcessStripsUndeclaredParts(t *testing.T) {
 		needs []sdk.Need
 		want  []string
 	}{
-		{[]sdk.Need{sdk.NeedTrace}, []string{"trace", "answer"}},
+		{[]sdk.Need{sdk.NeedTrace}, []string{"answer"}}, // the derived turn, not its per-line events
+		{[]sdk.Need{sdk.NeedTrace, sdk.NeedEvents}, []string{"events", "answer"}},
 		{[]sdk.Need{sdk.NeedAnswer}, []string{"answer"}},
 		{[]sdk.Need{sdk.NeedStateBefore, sdk.NeedStateAfter}, []string{"state_before", "state_after"}},
 		{[]sdk.Need{sdk.NeedUpstream}, []string{"upstream"}},

@@ -1,0 +1,76 @@
+package diag
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestRender(t *testing.T) {
+	src := map[string][]byte{"p.yaml": []byte("tasks:\n\t- label: x\n  naïve: 1\n")}
+	tests := []struct {
+		name string
+		d    Diagnostic
+		want string
+	}{
+		{"caret under column", Errorf(Pos{File: "p.yaml", Line: 1, Col: 3}, "pack.x", "bad %s", "key"),
+			"p.yaml:1:3: pack.x: bad key\n    tasks:\n      ^\n"},
+		{"tabs kept so the caret lines up", Errorf(Pos{File: "p.yaml", Line: 2, Col: 4}, "pack.tab", "tab"),
+			"p.yaml:2:4: pack.tab: tab\n    \t- label: x\n    \t  ^\n"},
+		{"columns count runes", Errorf(Pos{File: "p.yaml", Line: 3, Col: 8}, "pack.k", "k"),
+			"p.yaml:3:8: pack.k: k\n      naïve: 1\n           ^\n"},
+		{"warning", Warnf(Pos{File: "p.yaml", Line: 1}, "trace.raw", "w"),
+			"p.yaml:1: warning: trace.raw: w\n    tasks:\n"},
+		{"line past the end", Errorf(Pos{File: "p.yaml", Line: 9, Col: 1}, "pack.x", "eof"),
+			"p.yaml:9:1: pack.x: eof\n"},
+		{"no position", Errorf(Pos{}, "pack.empty", "empty"), "pack.empty: empty\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := (List{tt.d}).Render(src); got != tt.want {
+				t.Errorf("Render(%v) =\n%q\nwant\n%q", tt.d, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSortCapAndErrors(t *testing.T) {
+	l := List{
+		Errorf(Pos{File: "b", Line: 1, Col: 1}, "c", "m"),
+		Warnf(Pos{File: "a", Line: 2, Col: 1}, "w", "m"),
+		Errorf(Pos{File: "a", Line: 1, Col: 5}, "c", "m"),
+		Errorf(Pos{File: "a", Line: 1, Col: 2}, "c", "m"),
+	}
+	l.Sort()
+	var got []string
+	for _, d := range l {
+		got = append(got, d.Pos.String())
+	}
+	if diff := cmp.Diff([]string{"a:1:2", "a:1:5", "a:2:1", "b:1:1"}, got); diff != "" {
+		t.Errorf("Sort order (-want +got):\n%s", diff)
+	}
+	capped := l.Cap(2)
+	if len(capped) != 3 || capped[2].Code != "diag.truncated" || capped[2].Message != "2 more problems not shown" {
+		t.Errorf("Cap(2) = %v", capped)
+	}
+	if !l.HasErrors() || l.Err() == nil || len(l.Errors()) != 3 {
+		t.Errorf("HasErrors/Err/Errors wrong for %v", l)
+	}
+	warn := List{Warnf(Pos{}, "w", "m")}
+	if warn.HasErrors() || warn.Err() != nil {
+		t.Errorf("a list of warnings is not an error")
+	}
+}
+
+func TestListJSON(t *testing.T) {
+	b, err := json.Marshal(List(nil))
+	if err != nil || string(b) != "[]" {
+		t.Errorf("json of nil list = %s, %v; want []", b, err)
+	}
+	b, _ = json.Marshal(List{Errorf(Pos{File: "f", Line: 1, Col: 2}, "c", "m")})
+	want := `[{"pos":{"file":"f","line":1,"col":2},"severity":"error","code":"c","message":"m"}]`
+	if string(b) != want {
+		t.Errorf("json = %s, want %s", b, want)
+	}
+}
