@@ -83,7 +83,13 @@ type result struct {
 // run runs assay with the test's plugin dir and the given database.
 func run(t testing.TB, db string, args ...string) result {
 	t.Helper()
-	full := append([]string{"--plugin-dir", pluginDir, "--db", db}, args...)
+	return runRaw(t, append([]string{"--plugin-dir", pluginDir, "--db", db}, args...)...)
+}
+
+// runRaw runs assay with exactly args, from the repository root.
+func runRaw(t testing.TB, args ...string) result {
+	t.Helper()
+	full := args
 	cmd := exec.Command(assay, full...)
 	cmd.Dir = root
 	var so, se bytes.Buffer

@@ -165,3 +165,49 @@ func TestVerifyExampleRuns(t *testing.T) {
 		t.Errorf("stored frontier (-want +got):\n%s", diff)
 	}
 }
+
+// TestVerifyExitCodes: 0 all gates pass, 1 a gate failed, 2 invalid input
+// (an unreadable run directory, a bad turns line), 3 the host cannot run (a
+// plugin binary changed since it was registered).
+func TestVerifyExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	verifyArgs := func(extra ...string) []string {
+		return append([]string{"verify", "--pack", "packs/example.yaml"}, extra...)
+	}
+	if r := run(t, db, verifyArgs("--run", "examples/runs/candidate-a")...); r.code != 0 {
+		t.Errorf("good candidate: exit %d, want 0\n%s", r.code, r.stderr)
+	}
+	if r := run(t, db, verifyArgs("--run", "examples/runs/candidate-b")...); r.code != 1 || !strings.Contains(r.stdout, "gate FAILED: min_mean_score") {
+		t.Errorf("gate failure: exit %d, want 1 naming the gate\n%s", r.code, r.stdout)
+	}
+	missing := filepath.Join(dir, "no-such-run")
+	if r := run(t, db, verifyArgs("--run", missing)...); r.code != 2 || !strings.Contains(r.stderr, missing) {
+		t.Errorf("missing run dir: exit %d, want 2 naming %s\n%s", r.code, missing, r.stderr)
+	}
+	turns := filepath.Join(dir, "turns.jsonl")
+	os.WriteFile(turns, []byte(`{"label":"validate_delivery_tools","trace":[{"type":"done","reply":"pass","finalized":true}]}`+"\n{oops\n"), 0o644)
+	if r := run(t, db, verifyArgs("--turns", turns)...); r.code != 2 || !strings.Contains(r.stderr, turns+":2:2") {
+		t.Errorf("bad turns line: exit %d, want 2 with its position\n%s", r.code, r.stderr)
+	}
+
+	// A plugin binary changed after registration: the host refuses to run it.
+	plugins := filepath.Join(dir, "plugins")
+	os.MkdirAll(plugins, 0o755)
+	entries, _ := os.ReadDir(pluginDir)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(pluginDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "assay-scorer-task_state" {
+			b = append(b, 0) // still runs, but is not the registered binary
+		}
+		os.WriteFile(filepath.Join(plugins, e.Name()), b, 0o755)
+	}
+	cmd := []string{"--plugin-dir", plugins, "--db", db, "verify", "--pack", "packs/example.yaml", "--run", "examples/runs/candidate-a"}
+	r := runRaw(t, cmd...)
+	if r.code != 3 || !strings.Contains(r.stderr, "task_state") || !strings.Contains(strings.ToLower(r.stderr), "sha256") {
+		t.Errorf("changed plugin: exit %d, want 3 naming task_state and its sha256\n%s", r.code, r.stderr)
+	}
+}

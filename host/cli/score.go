@@ -73,6 +73,9 @@ func (a *app) score(c *cli.Context) error {
 		}
 		return invalidf("--task: pack %s has no task %q (tasks: %s)", s.pack.Path, label, strings.Join(labels, ", "))
 	}
+	if err := s.start(c.Context); err != nil {
+		return err
+	}
 	ts := verify.TurnSpec{Candidate: "score", Label: label, Persona: t.Persona, TracePath: c.String("trace"),
 		Pos: diag.Pos{File: c.String("trace")}}
 	if c.IsSet("latency") {

@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sort"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/urfave/cli/v2"
@@ -14,6 +17,7 @@ import (
 	"github.com/assay-eval/assay/host/kpi"
 	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/host/pluginhost"
+	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/verify"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/plugins/builtin"
@@ -105,6 +109,45 @@ func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess boo
 	s.scorerVersion = scorerVersion(bi.Revision, s.used(), s.identities)
 	ok = true
 	return s, nil
+}
+
+// start launches every scorer the pack uses, in parallel, so a plugin that
+// cannot run at all (its binary changed since it was registered, it does not
+// start, it describes itself otherwise than the manifest says) stops the
+// command before any turn is scored: the host cannot run, exit 3. A plugin
+// that breaks on some cases later costs those cases a retry, never the run.
+func (s *session) start(ctx context.Context) error {
+	used := s.used()
+	errs := make([]error, len(used))
+	var wg sync.WaitGroup
+	for i, id := range used {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.host.Describe(ctx, id); err != nil {
+				errs[i] = fmt.Errorf("scorer %s: %w", id, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return hostErr(fmt.Errorf("starting the pack's scorers: %w", err))
+	}
+	return nil
+}
+
+// recordPack stores one row per pack task, each under the database's
+// scorer CHECK.
+func (s *session) recordPack(ctx context.Context) error {
+	rows := make([]store.PackTask, len(s.pack.Tasks))
+	for i, t := range s.pack.Tasks {
+		rows[i] = store.PackTask{PackSHA256: s.pack.SHA256, Company: s.pack.Company.ID, Label: t.Label,
+			Scorer: string(t.Scorer), Weight: t.Weight, SliceTags: t.SliceTags}
+	}
+	if err := s.rt.store.UpsertPackTasks(ctx, rows); err != nil {
+		return hostErr(fmt.Errorf("recording pack %s: %w", s.pack.Path, err))
+	}
+	return nil
 }
 
 // used lists the scorers the pack's tasks use, composite's upstreams included.

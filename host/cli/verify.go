@@ -109,6 +109,12 @@ func (a *app) verify(c *cli.Context) error {
 	if diags.HasErrors() {
 		return &ExitError{Code: ExitInvalid, Err: errors.New("the run's input is not valid")}
 	}
+	if err := s.start(c.Context); err != nil {
+		return err
+	}
+	if err := s.recordPack(c.Context); err != nil {
+		return err
+	}
 
 	// The baseline goes first, so every other candidate can be compared
 	// with it as soon as it is scored.
