@@ -31,7 +31,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	err := a.cliApp().RunContext(ctx, append([]string{"assay"}, args...))
+	app := a.cliApp()
+	err := app.RunContext(ctx, append([]string{"assay"}, interspersed(app, args)...))
 	if isUsageError(err) {
 		err = invalid(err)
 	}

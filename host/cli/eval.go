@@ -155,6 +155,13 @@ func (a *app) evalInput(c *cli.Context) (verdict.Input, error) {
 			}
 			in.Metrics[p.key] = p.val
 		}
+		flagged := map[string]float64{}
+		for _, p := range kv {
+			flagged[p.key] = p.val
+		}
+		for _, k := range unweightedMetrics(flagged, in.Weightings) {
+			fmt.Fprintf(a.stderr, "warning: --metrics: %s\n", unweightedMetricWarning(k))
+		}
 	}
 	if c.IsSet("tests") {
 		t, err := evalTestsFlag(c.String("tests"))
@@ -162,6 +169,11 @@ func (a *app) evalInput(c *cli.Context) (verdict.Input, error) {
 			return in, invalid(err)
 		}
 		in.Tests = t
+	}
+	for _, r := range c.StringSlice("regression") {
+		if strings.TrimSpace(r) == "" {
+			return in, invalidf("--regression: must not be blank")
+		}
 	}
 	in.Regressions = append(in.Regressions, c.StringSlice("regression")...)
 	if c.IsSet("thresholds") {
@@ -346,6 +358,9 @@ func evalTestsFlag(s string) (*verdict.Tests, error) {
 			return nil, fmt.Errorf("--tests: unknown count %q: want passed, failed, skipped or total", p.key)
 		}
 	}
+	if err := checkTestTotal(t); err != nil {
+		return nil, fmt.Errorf("--tests: %w", err)
+	}
 	return t, nil
 }
 
@@ -422,7 +437,15 @@ func parseEvalFile(path string, src []byte) (verdict.Input, diag.List) {
 		if t.Total != nil && *t.Total < 0 {
 			diags = append(diags, diag.Errorf(at("tests", "total"), "eval.value", "tests.total: %d is negative", *t.Total))
 		}
+		if err := checkTestTotal(t); err != nil {
+			diags = append(diags, diag.Errorf(at("tests", "total"), "eval.value", "tests.%v", err))
+		}
 		in.Tests = t
+	}
+	for i, r := range f.Regressions {
+		if strings.TrimSpace(r) == "" {
+			diags = append(diags, diag.Errorf(at("regressions"), "eval.value", "regressions[%d]: must not be blank", i))
+		}
 	}
 	in.Regressions = f.Regressions
 	if len(f.Weightings) > 0 {
@@ -444,10 +467,14 @@ func parseEvalFile(path string, src []byte) (verdict.Input, diag.List) {
 		diags = append(diags, diag.Errorf(at("thresholds"), "eval.value", "%v", err))
 	}
 	in.Thresholds = f.Thresholds
-	if f.Kind != "" || f.Content != nil {
+	if f.Kind != "" && f.Content == nil {
+		diags = append(diags, diag.Errorf(at("kind"), "eval.value", "kind %q is given without content: add \"content\" (text or a JSON object) to validate the artifact", f.Kind))
+	} else if f.Kind != "" || f.Content != nil {
 		kind := f.Kind
 		if kind == "" {
 			kind = verdict.KindRaw
+			diags = append(diags, diag.Warnf(at("content"), "eval.kind", "content without kind, validated as raw (kinds: %s)",
+				strings.Join(verdict.Kinds(), ", ")))
 		}
 		if _, ok := verdict.SpecFor(kind); !ok {
 			diags = append(diags, diag.Warnf(at("kind"), "eval.kind", "unknown artifact kind %q, validated as raw (kinds: %s)",
@@ -455,8 +482,77 @@ func parseEvalFile(path string, src []byte) (verdict.Input, diag.List) {
 		}
 		in.Artifact = &verdict.Artifact{Kind: kind, Content: f.Content}
 	}
+	for _, k := range unweightedMetrics(in.Metrics, in.Weightings) {
+		diags = append(diags, diag.Warnf(at("metrics", k), "eval.metric", "%s", unweightedMetricWarning(k)))
+	}
 	diags.Sort()
 	return in, diags
+}
+
+// checkTestTotal rejects a total below passed+failed: the counts contradict
+// each other.
+func checkTestTotal(t *verdict.Tests) error {
+	if t.Total != nil && *t.Total >= 0 && *t.Total < t.Passed+t.Failed {
+		return fmt.Errorf("total: %d is less than passed + failed (%d)", *t.Total, t.Passed+t.Failed)
+	}
+	return nil
+}
+
+// unweightedMetrics lists, sorted, the metrics that are neither weighted by
+// default or by a weighting nor one of the kept-but-unweighted metrics: most
+// likely a misspelling, which would silently not count.
+func unweightedMetrics(metrics, weightings map[string]float64) []string {
+	defaults := verdict.DefaultWeights()
+	var out []string
+	for k := range metrics {
+		if _, ok := defaults[k]; ok || verdict.Unweighted(k) {
+			continue
+		}
+		if _, ok := weightings[k]; ok {
+			continue
+		}
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// unweightedMetricWarning says that metric k counts for nothing, suggesting
+// the closest known metric name.
+func unweightedMetricWarning(k string) string {
+	msg := fmt.Sprintf("metric %q has no weight (not a default metric and no weighting given), so it does not count", k)
+	best, bestD := "", 3
+	for name := range verdict.DefaultWeights() {
+		if d := evalEditDistance(strings.ToLower(k), strings.ToLower(name)); d < bestD || (d == bestD && best != "" && name < best) {
+			best, bestD = name, d
+		}
+	}
+	if best != "" {
+		msg += fmt.Sprintf("; did you mean %q?", best)
+	}
+	return msg
+}
+
+// evalEditDistance is the Levenshtein distance between a and b.
+func evalEditDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }
 
 // evalDecodeDiag positions a decoding error.

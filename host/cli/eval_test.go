@@ -60,7 +60,7 @@ func TestEvalCLI(t *testing.T) {
 			[]string{"verdict     PASS\n", "score       0.875", "correctness  0.900  (default weight 0.30)"}, nil},
 		{"metrics flag, warnings", []string{"eval", "--metrics", "correctness=0.8,cost=3"}, 0,
 			[]string{"verdict     PASS_WITH_WARNINGS", "cost         3.000  (not weighted)", "Raise the score from 0.8 to the pass threshold 0.85"}, nil},
-		{"flags after the file", []string{"eval", "x.json", "--format", "json"}, 2, nil, []string{"flags go before FILE.json"}},
+		{"flags after the file", []string{"eval", "x.json", "--format", "json"}, 2, nil, []string{"x.json: no such file"}},
 		{"metrics flag, pass", []string{"eval", "--metrics", "correctness=0.95,security=0.9,architecture=0.9,testResults=0.95", "--tests", "passed=42,failed=0"}, 0,
 			[]string{"verdict     PASS", "tests       42 passed, 0 failed"}, nil},
 		{"value not a number names it", []string{"eval", "--metrics", "correctness=0.9,security=high"}, 2,
@@ -92,6 +92,11 @@ func TestEvalCLI(t *testing.T) {
 		{"file and metrics override", []string{"eval", "--metrics", "correctness=0.1", file}, 0, []string{"verdict     FAIL"}, nil},
 		{"bad format", []string{"eval", "--metrics", "correctness=1", "--format", "yaml"}, 2, nil, []string{"--format"}},
 		{"report with metrics", []string{"eval", "--report", "1", "--metrics", "correctness=1"}, 2, nil, []string{"--report takes no"}},
+		{"misspelt metric warns with a suggestion", []string{"eval", "--metrics", "correctnes=0.9"}, 0,
+			[]string{"verdict     UNKNOWN"}, []string{`warning: --metrics: metric "correctnes" has no weight`, `did you mean "correctness"?`}},
+		{"tests total below passed+failed", []string{"eval", "--tests", "passed=3,failed=1,total=2"}, 2,
+			nil, []string{"--tests: total: 2 is less than passed + failed (4)"}},
+		{"blank regression", []string{"eval", "--metrics", "correctness=1", "--regression", " "}, 2, nil, []string{"--regression: must not be blank"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,6 +182,12 @@ func TestEvalCLIMalformedFile(t *testing.T) {
 		{"bad thresholds", `{"metrics": {"correctness": 1}, "thresholds": {"pass": 2}}`, []string{"threshold pass: want a number in [0,1], got 2"}},
 		{"trailing data", `{"metrics": {}} x`, []string{"eval.syntax"}},
 		{"not an object", `[1, 2]`, []string{":1:1: eval.type: the file: want an object, got array"}},
+		{"kind without content", "{\n  \"metrics\": {\"correctness\": 1},\n  \"kind\": \"trace\"\n}",
+			[]string{`:3:3: eval.value: kind "trace" is given without content`}},
+		{"tests total below passed+failed", `{"tests": {"passed": 3, "failed": 1, "total": 2}}`,
+			[]string{":1:33: eval.value: tests.total: 2 is less than passed + failed (4)"}},
+		{"blank regression", `{"metrics": {"correctness": 1}, "regressions": ["login broken", " "]}`,
+			[]string{"eval.value: regressions[1]: must not be blank"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -200,6 +211,22 @@ func TestEvalCLIMalformedFile(t *testing.T) {
 	code, _, errOut = evalRun(t, "eval", p)
 	if code != 0 || !strings.Contains(errOut, `warning: eval.kind: unknown artifact kind "poem"`) {
 		t.Errorf("assay eval (unknown kind) = exit %d, %q, want exit 0 with a warning", code, errOut)
+	}
+	p = evalWriteFile(t, "nokind.json", `{"metrics": {"correctness": 1}, "content": "roses"}`)
+	code, _, errOut = evalRun(t, "eval", p)
+	if code != 0 || !strings.Contains(errOut, `:1:34: warning: eval.kind: content without kind, validated as raw`) {
+		t.Errorf("assay eval (content without kind) = exit %d, %q, want exit 0 with a positioned warning", code, errOut)
+	}
+	p = evalWriteFile(t, "typo.json", `{"metrics": {"correctnes": 0.9, "usability": 0.5}, "weightings": {"usability": 0.2}}`)
+	code, out, errOut := evalRun(t, "eval", p)
+	if code != 0 || !strings.Contains(errOut, `:1:14: warning: eval.metric: metric "correctnes" has no weight`) ||
+		!strings.Contains(errOut, `did you mean "correctness"?`) || strings.Contains(errOut, `"usability"`) {
+		t.Errorf("assay eval (misspelt metric) = exit %d, stderr %q, want a positioned warning for correctnes only", code, errOut)
+	}
+	// Only the weighted usability (0.5) counts: FAIL, not the 0.9 the
+	// author meant.
+	if !strings.Contains(out, "verdict     FAIL") || !strings.Contains(out, "score       0.500") {
+		t.Errorf("assay eval (misspelt metric) stdout = %q, want FAIL with score 0.500", out)
 	}
 }
 

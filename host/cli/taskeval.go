@@ -65,48 +65,23 @@ type taskEvalOutput struct {
 	EvidenceBundle    *taskeval.Bundle         `json:"evidenceBundle"`
 }
 
-// taskEvalArgs are the command's file and flags. Flags may also follow
-// FILE.json (urfave/cli stops parsing at the first argument, so they are
-// read here).
+// taskEvalArgs are the command's file and flags (flags may follow FILE.json:
+// Main moves them in front).
 type taskEvalArgs struct {
 	path, ai, run, format string
 }
 
 func parseTaskEvalArgs(c *cli.Context) (taskEvalArgs, error) {
 	in := taskEvalArgs{ai: c.String("ai"), run: c.String("run"), format: c.String(flagFormat)}
-	args := c.Args().Slice()
-	var files []string
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		if !strings.HasPrefix(arg, "-") || arg == "-" {
-			files = append(files, arg)
-			continue
-		}
-		var dst *string
-		switch name {
-		case "ai":
-			dst = &in.ai
-		case "run":
-			dst = &in.run
-		case flagFormat:
-			dst = &in.format
-		default:
-			return in, invalidf("task-eval: unknown flag %s (see 'assay task-eval --help')", arg)
-		}
-		if !hasValue {
-			if i+1 >= len(args) {
-				return in, invalidf("task-eval: flag %s needs a value", arg)
+	if c.NArg() != 1 {
+		for _, a := range c.Args().Slice() {
+			if strings.HasPrefix(a, "-") && a != "-" {
+				return in, invalidf("task-eval: flag %s needs a value", a)
 			}
-			i++
-			value = args[i]
 		}
-		*dst = value
-	}
-	if len(files) != 1 {
 		return in, invalidf("task-eval: give exactly one FILE.json (see 'assay task-eval --help')")
 	}
-	in.path = files[0]
+	in.path = c.Args().First()
 	if in.format != "text" && in.format != "json" {
 		return in, invalidf("--format: want text or json, got %q", in.format)
 	}
