@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -209,5 +210,78 @@ func TestVerifyExitCodes(t *testing.T) {
 	r := runRaw(t, cmd...)
 	if r.code != 3 || !strings.Contains(r.stderr, "task_state") || !strings.Contains(strings.ToLower(r.stderr), "sha256") {
 		t.Errorf("changed plugin: exit %d, want 3 naming task_state and its sha256\n%s", r.code, r.stderr)
+	}
+}
+
+// TestVerifyBaselineRegressions: with --baseline, a task whose turn score fell
+// by more than 0.05 is a regression in the candidate's verdict, which is
+// stored with the run; the baseline may be verified in the same invocation or
+// read back from the database.
+func TestVerifyBaselineRegressions(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	out := filepath.Join(dir, "out")
+	r := run(t, db, "verify", "--pack", "packs/example.yaml", "--run", "examples/runs/candidate-b",
+		"--run", "examples/runs/candidate-a", "--baseline", "candidate-a", "--out", out)
+	if r.code != 1 {
+		t.Fatalf("verify exit %d\n%s", r.code, r.stderr)
+	}
+	type verdict struct {
+		Verdict     string   `json:"verdict"`
+		Regressions []string `json:"regressions"`
+	}
+	var sum struct {
+		Candidates []struct {
+			Candidate string  `json:"candidate"`
+			RunID     int64   `json:"run_id"`
+			Verdict   verdict `json:"verdict"`
+		} `json:"candidates"`
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]verdict{}
+	var bRun int64
+	for _, c := range sum.Candidates {
+		got[c.Candidate] = c.Verdict
+		if c.Candidate == "candidate-b" {
+			bRun = c.RunID
+		}
+	}
+	if diff := cmp.Diff([]string{"task_create_release_blocker: turn score 0.122, baseline 1.000"}, got["candidate-b"].Regressions); diff != "" {
+		t.Errorf("candidate-b regressions (-want +got):\n%s", diff)
+	}
+	if len(got["candidate-a"].Regressions) != 0 {
+		t.Errorf("the baseline regressed against itself: %v", got["candidate-a"].Regressions)
+	}
+	// The verdict is stored with the run.
+	rep := run(t, db, "eval", "--report", fmt.Sprint(bRun), "--format", "json")
+	if rep.code != 0 || !strings.Contains(rep.stdout, "task_create_release_blocker: turn score 0.122") {
+		t.Errorf("eval --report %d: exit %d\n%s%s", bRun, rep.code, rep.stdout, rep.stderr)
+	}
+
+	// A stored baseline: candidate-c against candidate-a's recorded run.
+	// c's task turn is .74 (a drop of .26) and its memory turn .8917 (.108);
+	// its validate turn equals a's.
+	r = run(t, db, "verify", "--pack", "packs/example.yaml", "--run", "examples/runs/candidate-c",
+		"--baseline", "candidate-a", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("verify c: exit %d\n%s", r.code, r.stderr)
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"task_create_release_blocker: turn score 0.740, baseline 1.000",
+		"memory_grounded_recent_work: turn score 0.892, baseline 1.000"}
+	if diff := cmp.Diff(want, sum.Candidates[0].Verdict.Regressions); diff != "" {
+		t.Errorf("candidate-c regressions against the stored baseline (-want +got):\n%s", diff)
+	}
+	if v := sum.Candidates[0].Verdict.Verdict; v != "FAIL" {
+		t.Errorf("candidate-c verdict %s, want FAIL (regressions)", v)
+	}
+	// An unknown baseline is invalid input.
+	if r := run(t, db, "verify", "--pack", "packs/example.yaml", "--run", "examples/runs/candidate-c", "--baseline", "nobody"); r.code != 2 {
+		t.Errorf("unknown baseline: exit %d, want 2\n%s", r.code, r.stderr)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -222,6 +223,9 @@ func makeWorkload(t testing.TB, dir string, tasks, candidates, events int) workl
 // profiling by hand (skipped otherwise):
 //
 //	ASSAY_WORKLOAD_DIR=/tmp/wl go test -run TestWriteWorkload ./e2e
+//
+// (ASSAY_WORKLOAD_TASKS, _CANDIDATES and _EVENTS change its size.)
+//
 //	ASSAY_CPUPROFILE=cpu.out bin/assay --plugin-dir bin/plugins --db /tmp/wl/a.db verify --pack /tmp/wl/pack.yaml --turns /tmp/wl/turns.jsonl
 func TestWriteWorkload(t *testing.T) {
 	dir := os.Getenv("ASSAY_WORKLOAD_DIR")
@@ -231,6 +235,12 @@ func TestWriteWorkload(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w := makeWorkload(t, dir, 1000, 10, 200)
+	size := func(name string, def int) int {
+		if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+			return n
+		}
+		return def
+	}
+	w := makeWorkload(t, dir, size("ASSAY_WORKLOAD_TASKS", 1000), size("ASSAY_WORKLOAD_CANDIDATES", 10), size("ASSAY_WORKLOAD_EVENTS", 200))
 	t.Logf("wrote %s and %s (%d turns)", w.Pack, w.Turns, w.N)
 }

@@ -82,6 +82,9 @@ type celEvalReport struct {
 type celEvalCheck struct {
 	Score  float64 `json:"score"`
 	Passed bool    `json:"passed"`
+	// Error is set when the value would be a check error (a double outside
+	// [0,1]): the check would score 0.
+	Error string `json:"error,omitempty"`
 }
 
 func (a *app) celEval(c *cli.Context) error {
@@ -192,7 +195,10 @@ func (a *app) printCelEval(r celEvalReport) {
 	fmt.Fprintf(w, "type:  %s\n", r.Type)
 	fmt.Fprintf(w, "cost:  %d (estimated %d..%d; limits: %d per evaluation, %d per turn)\n",
 		r.Cost, r.Estimate[0], r.Estimate[1], r.Limits.Eval, r.Limits.Turn)
-	if r.Check != nil {
+	switch {
+	case r.Check != nil && r.Check.Error != "":
+		fmt.Fprintf(w, "as a check: error (scores 0): %s\n", r.Check.Error)
+	case r.Check != nil:
 		fmt.Fprintf(w, "as a check: score %.3g, passed %v\n", r.Check.Score, r.Check.Passed)
 	}
 }
@@ -229,8 +235,9 @@ func (a *app) celState(flag, path string) (*companyos.Snapshot, error) {
 	return s, nil
 }
 
-// asCheck scores a bool or double value as a pack check would, or returns
-// nil for any other type.
+// asCheck scores a bool or double value as a pack check would (a double
+// outside [0,1] is a check error, scoring 0), or returns nil for any other
+// type.
 func asCheck(v ref.Val) *celEvalCheck {
 	switch x := v.(type) {
 	case types.Bool:
@@ -241,7 +248,7 @@ func asCheck(v ref.Val) *celEvalCheck {
 	case types.Double:
 		f := float64(x)
 		if math.IsNaN(f) || f < 0 || f > 1 {
-			return nil
+			return &celEvalCheck{Error: fmt.Sprintf("%v: %v", kpi.ErrOutOfRange, f)}
 		}
 		return &celEvalCheck{Score: f, Passed: f >= kpi.PassDouble}
 	}

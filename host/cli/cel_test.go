@@ -33,6 +33,14 @@ func TestCelEval(t *testing.T) {
 			nil, []string{"expr:2:8: kpi.compile: undefined field 'answr'", "      ^"}},
 		{"cost refused", append(base, "turn.events.all(e, turn.events.exists(f, f.line > e.line))"), ExitInvalid,
 			nil, []string{"expr:1:1: kpi.cost: estimated cost"}},
+		{"double in range scores as a check", append(base, "0.25"), ExitOK,
+			[]string{"value: 0.25\n", "type:  double\n", "as a check: score 0.25, passed false"}, nil},
+		{"double outside [0,1] is a check error", append(base, "double(size(turn.tool_calls)) + 1.5"), ExitOK,
+			[]string{"type:  double\n", "as a check: error (scores 0): check value outside [0,1]: "}, nil},
+		{"NaN is a check error", append(base, "0.0 / 0.0"), ExitOK,
+			[]string{"as a check: error (scores 0): check value outside [0,1]: NaN"}, nil},
+		{"non-scoring type is not a check", append(base, "turn.tools"), ExitOK,
+			[]string{"type:  list(string)\n"}, nil},
 		{"runtime error", append(base, "turn.tools[99] == 'x'"), ExitInvalid,
 			[]string{"error: evaluating: index out of bounds: 99"}, nil},
 		{"unknown task", []string{"cel", "eval", "--pack", fx + "pack.yaml", "--task", "nope", "--trace", fx + "traces/task_create_release_blocker.good.ndjson", "true"},
@@ -52,6 +60,9 @@ func TestCelEval(t *testing.T) {
 				if !strings.Contains(out.String(), w) {
 					t.Errorf("Main(%q) stdout = %q, want it to contain %q", tt.args, out.String(), w)
 				}
+			}
+			if tt.name == "non-scoring type is not a check" && strings.Contains(out.String(), "as a check") {
+				t.Errorf("Main(%q) stdout = %q, want no check line for a list", tt.args, out.String())
 			}
 			for _, w := range tt.wantErrOut {
 				if !strings.Contains(errOut.String(), w) {
@@ -81,5 +92,32 @@ func TestCelEvalJSON(t *testing.T) {
 	}
 	if got.Type != "list(string)" || len(got.Value) == 0 || got.Cost == 0 || len(got.Estimate) != 2 || got.Cost > got.Estimate[1] {
 		t.Errorf("Main(%q) = %+v, want a list(string) value with a cost within the estimate", args, got)
+	}
+}
+
+// A double outside [0,1] is reported as the check error it would be, in JSON
+// too, so a pack author sees it before putting it in a pack.
+func TestCelEvalJSONCheckError(t *testing.T) {
+	const fx = "../../testdata/fixtures/"
+	args := []string{"cel", "eval", "--format", "json", "--pack", fx + "pack.yaml", "--task", "task_create_release_blocker",
+		"--trace", fx + "traces/task_create_release_blocker.good.ndjson", "1.5"}
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), args, &out, &errOut); code != ExitOK {
+		t.Fatalf("Main(%q) = %d, want 0\nstderr: %s", args, code, errOut.String())
+	}
+	var got struct {
+		Value float64 `json:"value"`
+		Check *struct {
+			Score  float64 `json:"score"`
+			Passed bool    `json:"passed"`
+			Error  string  `json:"error"`
+		} `json:"check"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("Main(%q) printed %q: %v", args, out.String(), err)
+	}
+	if got.Value != 1.5 || got.Check == nil || got.Check.Score != 0 || got.Check.Passed ||
+		got.Check.Error != "check value outside [0,1]: 1.5" {
+		t.Errorf("Main(%q) = %s, want value 1.5 and check {score 0, passed false, error \"check value outside [0,1]: 1.5\"}", args, out.String())
 	}
 }

@@ -141,7 +141,13 @@ func (a *app) runDoctor(ctx context.Context, cfg startupConfig) *doctorReport {
 			fail(&dp, err)
 		} else {
 			dp.Source = st.Dialect().String() + " " + store.Redact(cfg.dsn)
-			if dp.Scorers, err = st.ScorerEnum(ctx); err != nil {
+			dp.Scorers, err = st.ScorerEnum(ctx)
+			switch {
+			case errors.Is(err, store.ErrNoScorerConstraint):
+				// As in the startup check: no constraint is an empty enum,
+				// so every scorer is reported missing and sync adds it.
+				dp.Scorers, dp.Error = []string{}, err.Error()+" (assay scorers sync adds it)"
+			case err != nil:
 				fail(&dp, err)
 			}
 			st.Close()

@@ -185,7 +185,7 @@ func TestEvalCLIMalformedFile(t *testing.T) {
 		{"kind without content", "{\n  \"metrics\": {\"correctness\": 1},\n  \"kind\": \"trace\"\n}",
 			[]string{`:3:3: eval.value: kind "trace" is given without content`}},
 		{"tests total below passed+failed", `{"tests": {"passed": 3, "failed": 1, "total": 2}}`,
-			[]string{":1:33: eval.value: tests.total: 2 is less than passed + failed (4)"}},
+			[]string{":1:38: eval.value: tests.total: 2 is less than passed + failed (4)"}},
 		{"blank regression", `{"metrics": {"correctness": 1}, "regressions": ["login broken", " "]}`,
 			[]string{"eval.value: regressions[1]: must not be blank"}},
 	}
@@ -214,13 +214,13 @@ func TestEvalCLIMalformedFile(t *testing.T) {
 	}
 	p = evalWriteFile(t, "nokind.json", `{"metrics": {"correctness": 1}, "content": "roses"}`)
 	code, _, errOut = evalRun(t, "eval", p)
-	if code != 0 || !strings.Contains(errOut, `:1:34: warning: eval.kind: content without kind, validated as raw`) {
+	if code != 0 || !strings.Contains(errOut, `:1:33: warning: eval.kind: content without kind, validated as raw`) {
 		t.Errorf("assay eval (content without kind) = exit %d, %q, want exit 0 with a positioned warning", code, errOut)
 	}
 	p = evalWriteFile(t, "typo.json", `{"metrics": {"correctnes": 0.9, "usability": 0.5}, "weightings": {"usability": 0.2}}`)
 	code, out, errOut := evalRun(t, "eval", p)
 	if code != 0 || !strings.Contains(errOut, `:1:14: warning: eval.metric: metric "correctnes" has no weight`) ||
-		!strings.Contains(errOut, `did you mean "correctness"?`) || strings.Contains(errOut, `"usability"`) {
+		!strings.Contains(errOut, `did you mean "correctness"?`) || strings.Contains(errOut, `metric "usability"`) {
 		t.Errorf("assay eval (misspelt metric) = exit %d, stderr %q, want a positioned warning for correctnes only", code, errOut)
 	}
 	// Only the weighted usability (0.5) counts: FAIL, not the 0.9 the

@@ -63,20 +63,20 @@ func (a *app) scorersSync(c *cli.Context) error {
 		return hostErr(fmt.Errorf("scorers sync: the plugin manifest %s lists no plugins; build them (make build) or add one with `assay plugins register BIN`", m.Path()))
 	}
 	schemaPath, explicit := schemaFile(c)
-	if schemaPath == "" {
-		// First sync without --schema: start the installed schema from the
-		// embedded one.
+	// install: the first sync without --schema starts the installed schema
+	// from the embedded one; the file is written only once the database
+	// part succeeded, so a refused sync leaves no file behind.
+	install := schemaPath == ""
+	var schemaBefore []string
+	if install {
 		schemaPath = filepath.Join(dir, installedSchemaFile)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return hostErr(fmt.Errorf("scorers sync: %w", err))
+		schemaBefore = pack.EmbeddedSchema().ScorerEnum()
+	} else {
+		schema, err := pack.LoadSchema(schemaPath)
+		if err != nil {
+			return invalidf("scorers sync: %w", err)
 		}
-		if err := os.WriteFile(schemaPath, packs.Schema(), 0o644); err != nil {
-			return hostErr(fmt.Errorf("scorers sync: writing %s: %w", schemaPath, err))
-		}
-	}
-	schema, err := pack.LoadSchema(schemaPath)
-	if err != nil {
-		return invalidf("scorers sync: %w", err)
+		schemaBefore = schema.ScorerEnum()
 	}
 	dsn := c.String(flagDB)
 	st, err := store.Open(ctx, dsn)
@@ -97,7 +97,14 @@ func (a *app) scorersSync(c *cli.Context) error {
 	dbWhere := fmt.Sprintf("DB %s %s (CHECK %s)", st.Dialect(), store.Redact(dsn), store.ScorerConstraint)
 	a.printEnumChange(dbWhere, before, ids)
 
-	schemaBefore := schema.ScorerEnum()
+	if install {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return hostErr(fmt.Errorf("scorers sync: the database is synced, but installing the schema failed: %w", err))
+		}
+		if err := os.WriteFile(schemaPath, packs.Schema(), 0o644); err != nil {
+			return hostErr(fmt.Errorf("scorers sync: the database is synced, but writing %s failed: %w", schemaPath, err))
+		}
+	}
 	if !slices.Equal(schemaBefore, ids) {
 		if err := pack.RewriteScorerEnum(schemaPath, ids); err != nil {
 			return hostErr(fmt.Errorf("scorers sync: the database is synced, but rewriting the schema failed: %w", err))

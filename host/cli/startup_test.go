@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -425,4 +426,156 @@ func mustRead(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestCommandsRunStartupCheck runs every command that loads packs or scores
+// turns, as a user would, against places that disagree: each must refuse
+// with exit 3 and the startup check's message before doing anything else.
+// The plugins are placeholders, so a command that skipped the check would
+// fail later with some other message.
+func TestCommandsRunStartupCheck(t *testing.T) {
+	const fx = "../../testdata/fixtures/"
+	trace := fx + "traces/task_create_release_blocker.good.ndjson"
+	commands := []struct {
+		name string
+		args []string
+	}{
+		{"pack validate", []string{"pack", "validate", fx + "pack.yaml"}},
+		{"cel eval", []string{"cel", "eval", "--pack", fx + "pack.yaml", "--task", "task_create_release_blocker", "--trace", trace, "true"}},
+		{"score", []string{"score", "--pack", fx + "pack.yaml", "--task", "task_create_release_blocker", "--trace", trace}},
+		{"verify", []string{"verify", "--pack", "../../packs/example.yaml", "--run", "../../examples/runs/candidate-a", "--out", t.TempDir()}},
+		{"frontier", []string{"frontier", "--pack", "../../packs/example.yaml"}},
+	}
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			for _, d := range drifts() {
+				for _, cmd := range commands {
+					t.Run(d.name+"/"+cmd.name, func(t *testing.T) {
+						e := newInvEnv(t, b.DSN(t), invBuiltins)
+						d.apply(t, e)
+						code, stdout, stderr := invMain(t, append(e.flags(), cmd.args...)...)
+						if code != ExitHost {
+							t.Fatalf("assay %s after drift = exit %d, want %d\nstdout: %s\nstderr: %s", cmd.name, code, ExitHost, stdout, stderr)
+						}
+						for _, w := range append([]string{"startup check failed"}, d.want...) {
+							if !strings.Contains(stderr, w) {
+								t.Errorf("assay %s stderr = %q\nwant it to contain %q", cmd.name, stderr, w)
+							}
+						}
+					})
+				}
+			}
+		})
+	}
+}
+
+// A database whose company_eval_packs lost its scorer CHECK has an empty DB
+// enum, for doctor as for the startup check: every scorer is reported
+// missing there with the fixing command, and scorers sync adds the CHECK.
+func TestDoctorDBWithoutConstraint(t *testing.T) {
+	e := newInvEnv(t, storetest.SQLite(t), invBuiltins)
+	st, err := store.Open(context.Background(), e.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"DROP TABLE company_eval_packs",
+		`CREATE TABLE company_eval_packs (
+    id          INTEGER PRIMARY KEY,
+    pack_sha256 TEXT NOT NULL,
+    company     TEXT NOT NULL DEFAULT '',
+    label       TEXT NOT NULL,
+    scorer      TEXT NOT NULL,
+    weight      REAL NOT NULL DEFAULT 1,
+    slice_tags  TEXT NOT NULL DEFAULT '[]',
+    created_at  TIMESTAMP NOT NULL,
+    CONSTRAINT uq_company_eval_packs_task UNIQUE (pack_sha256, label)
+)`,
+	} {
+		if _, err := st.DB().Exec(q); err != nil {
+			st.Close()
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	st.Close()
+
+	type report struct {
+		Places []struct {
+			Place string `json:"place"`
+			OK    bool   `json:"ok"`
+		} `json:"places"`
+		Invariant struct {
+			OK          bool     `json:"ok"`
+			Differences []string `json:"differences"`
+			Fix         string   `json:"fix"`
+		} `json:"invariant"`
+	}
+	doctor := func() (int, report) {
+		t.Helper()
+		code, stdout, stderr := invMain(t, append(e.flags(), "doctor", "--format", "json")...)
+		var r report
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+			t.Fatalf("doctor --format json printed %q (stderr %q): %v", stdout, stderr, err)
+		}
+		return code, r
+	}
+	code, r := doctor()
+	if code != ExitHost {
+		t.Errorf("doctor = exit %d, want %d", code, ExitHost)
+	}
+	var want []string
+	for _, id := range invBuiltins {
+		want = append(want, "missing in DB enum: "+id)
+	}
+	if diff := cmp.Diff(want, r.Invariant.Differences); diff != "" {
+		t.Errorf("doctor invariant differences (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(r.Invariant.Fix, "assay scorers sync") {
+		t.Errorf("doctor fix = %q, want the sync command", r.Invariant.Fix)
+	}
+	for _, p := range r.Places {
+		if !p.OK {
+			t.Errorf("doctor place %s not ok: a missing constraint is an empty enum, not a broken place", p.Place)
+		}
+	}
+	if code, msg := invStartup(t, e, true); code != ExitHost || !strings.Contains(msg, "missing in DB enum: task_state") {
+		t.Errorf("startup = exit %d (%s), want %d naming the DB enum", code, msg, ExitHost)
+	}
+
+	if code, stdout, stderr := invMain(t, append(e.flags(), "scorers", "sync")...); code != ExitOK {
+		t.Fatalf("scorers sync = exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, r := doctor(); !r.Invariant.OK {
+		t.Errorf("doctor after sync: invariant %+v, want ok", r.Invariant)
+	}
+}
+
+// A refused sync changes nothing, and that includes not installing the
+// schema beside the manifest: the next command still uses the embedded one.
+func TestScorersSyncRefusedInstallsNothing(t *testing.T) {
+	e := newInvEnv(t, storetest.SQLite(t), invBuiltins)
+	st, err := store.Open(context.Background(), e.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.UpsertPackTasks(context.Background(), []store.PackTask{
+		{PackSHA256: "5ca1ab1e00000000", Company: "acme", Label: "leave_a_note", Scorer: "stigmergic", Weight: 1},
+	})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	invWriteManifest(t, e.pluginDir, invWithout(invBuiltins, "stigmergic"))
+	args := []string{"--plugin-dir", e.pluginDir, "--db", e.dsn}
+	code, stdout, stderr := invMain(t, append(args, "scorers", "sync")...)
+	if code != ExitHost || !strings.Contains(stderr, "task leave_a_note: scorer stigmergic") {
+		t.Fatalf("scorers sync removing a used scorer = exit %d, want %d naming the row\nstdout: %s\nstderr: %s", code, ExitHost, stdout, stderr)
+	}
+	installed := filepath.Join(e.pluginDir, installedSchemaFile)
+	if _, err := os.Stat(installed); err == nil {
+		t.Errorf("a refused scorers sync installed %s", installed)
+	}
+	if diff := cmp.Diff(invBuiltins, invDBEnum(t, e.dsn)); diff != "" {
+		t.Errorf("DB enum changed by a refused sync (-want +got):\n%s", diff)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -19,6 +20,9 @@ import (
 	"github.com/assay-eval/assay/host/verify"
 	"github.com/assay-eval/assay/pkg/diag"
 )
+
+// verifyMemoryLimit is verify's soft memory limit (runtime/debug).
+const verifyMemoryLimit = 160 << 20
 
 // regressionDrop is how far a task's turn score must fall against the
 // baseline to count as a regression.
@@ -85,6 +89,12 @@ func (a *app) verify(c *cli.Context) error {
 	format, err := outputFormat(c)
 	if err != nil {
 		return err
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A verification allocates fast (each trace is parsed and dropped)
+		// while its live heap stays small: a soft limit keeps the resident
+		// set bounded on long runs at little cost. GOMEMLIMIT overrides it.
+		debug.SetMemoryLimit(verifyMemoryLimit)
 	}
 	runs, turnsFile := c.StringSlice("run"), c.String("turns")
 	if (len(runs) == 0) == (turnsFile == "") {

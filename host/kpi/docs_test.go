@@ -1,6 +1,16 @@
 package kpi
 
-import "testing"
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/assay-eval/assay/pkg/trace"
+)
+
+// guideMessageExpr is the message_expr docs/cel.md shows.
+const guideMessageExpr = `"missing keywords; answer began: " + (size(turn.answer) > 80 ? turn.answer.substring(0, 80) : turn.answer)`
 
 // TestGuideExamples compiles the expressions docs/cel.md shows, so the
 // guide cannot drift from the environment.
@@ -9,7 +19,7 @@ func TestGuideExamples(t *testing.T) {
 	for _, src := range []string{
 		"size(turn.tool_calls) <= 6",
 		`keywords_ratio(turn.answer, ["refund", "policy", "30 days"])`,
-		`"missing keywords; answer was: " + turn.answer.substring(0, 80)`,
+		guideMessageExpr,
 		"turn.finalized && !turn.error",
 		`in_order(turn.tools, ["memory_search", "finalize_response"])`,
 		"size(state.tasks) - size(before.tasks) == 1",
@@ -34,6 +44,39 @@ func TestGuideExamples(t *testing.T) {
 	} {
 		if _, ds := NewChecker().Compile(src, TextPos("expr", src)); ds != nil {
 			t.Errorf("Compile(%q) = %v, want no diagnostics", src, ds)
+		}
+	}
+}
+
+// TestGuideMessageExprEvaluates runs the guide's message_expr on a short and a
+// long answer: an example that errors on short answers (substring past the
+// end) would teach authors a message that silently falls back.
+func TestGuideMessageExprEvaluates(t *testing.T) {
+	t.Parallel()
+	guide, err := os.ReadFile("../../docs/cel.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(guide), guideMessageExpr) {
+		t.Fatalf("docs/cel.md does not show the message_expr %s", guideMessageExpr)
+	}
+	e, ds := NewChecker().Compile(guideMessageExpr, TextPos("expr", guideMessageExpr))
+	if ds != nil {
+		t.Fatalf("Compile(%q) = %v", guideMessageExpr, ds)
+	}
+	long := strings.Repeat("x", 100)
+	for answer, want := range map[string]string{
+		"short": "missing keywords; answer began: short",
+		"":      "missing keywords; answer began: ",
+		long:    "missing keywords; answer began: " + long[:80],
+	} {
+		act, err := NewActivation(nil, Input{Turn: &trace.Turn{Answer: answer}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _, err := e.EvalActual(context.Background(), act)
+		if err != nil || v.Value() != want {
+			t.Errorf("Eval(%q) on answer of %d characters = %v, %v, want %q", guideMessageExpr, len(answer), v, err, want)
 		}
 	}
 }

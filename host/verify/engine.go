@@ -785,11 +785,9 @@ func scorerChecks(id scorer.ID, cs []scorer.Check) []CheckResult {
 	out := make([]CheckResult, len(cs))
 	for i, c := range cs {
 		out[i] = CheckResult{Name: c.KPI, Source: "scorer:" + string(id), Score: c.Score, Passed: c.Passed,
-			Detail: bound(c.Detail), FailureTag: c.FailureTag}
-		if !c.Passed && c.FailureTag != "" {
-			out[i].FailureTag = c.FailureTag
-		} else {
-			out[i].FailureTag = ""
+			Detail: bound(c.Detail)}
+		if !c.Passed {
+			out[i].FailureTag = c.FailureTag // a tag names a failure: a passed check carries none
 		}
 		for _, ev := range c.Evidence {
 			out[i].Evidence = append(out[i].Evidence, bound(ev))

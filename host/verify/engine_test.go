@@ -327,3 +327,52 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
+
+// chatty returns a check whose detail, evidence and diagnostic are long.
+type chatty struct{ n int }
+
+func (c chatty) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []pluginhost.Outcome {
+	out := make([]pluginhost.Outcome, len(cases))
+	long := strings.Repeat("é", c.n)
+	for i := range cases {
+		out[i].Result = &scorer.Result{Score: 0, Checks: []scorer.Check{{KPI: "answer_keywords", Detail: long, Evidence: []string{long}}},
+			Diagnostics: []string{long}}
+	}
+	return out
+}
+
+// Every excerpt a turn stores (check details, evidence, diagnostics) is
+// bounded at 500 characters with the truncation marker.
+func TestVerifyBoundsStoredExcerpts(t *testing.T) {
+	l := newLocal()
+	p, set := loadFixturePack(t, l)
+	e, err := New(Config{Pack: p, Scorers: chatty{n: 600}, Descriptions: l.descriptions(), CEL: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var label string
+	for _, tk := range p.Tasks {
+		if tk.Scorer == "answer_keywords" {
+			label = tk.Label
+		}
+	}
+	in := fixtureInput(p, "c", "good")
+	out, err := e.Verify(context.Background(), in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range out.Results {
+		if r.Label != label {
+			continue
+		}
+		texts := append([]string{r.Checks[0].Detail}, r.Checks[0].Evidence...)
+		texts = append(texts, r.Diagnostics...)
+		for _, s := range texts {
+			if n := len([]rune(s)); n != 500 || !strings.HasSuffix(s, "… [truncated]") {
+				t.Errorf("stored excerpt of %d runes ending %q, want 500 ending in the marker", n, s[len(s)-20:])
+			}
+		}
+		return
+	}
+	t.Fatalf("no result for %s", label)
+}

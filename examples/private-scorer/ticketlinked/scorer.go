@@ -90,7 +90,11 @@ func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	if len(res.Checks) > 0 {
 		res.Score = sum / float64(len(res.Checks))
 	} else {
-		res.Score = 1 // nothing was asked of this turn
+		// As the built-in scorers do: a task that asks nothing this scorer
+		// checks (or only with values of the wrong type) scores 0 and says
+		// why, rather than passing unexamined.
+		res.Diagnostics = append(res.Diagnostics, fmt.Sprintf(
+			"nothing to check: task %q sets none of the KPI keys ticket_linked checks (%s, %s)", c.Task.Label, KeyLinked, KeyPrefix))
 	}
 	return res, nil
 }

@@ -84,7 +84,14 @@ func TestScore(t *testing.T) {
 		{
 			name: "wrong value type", kpis: map[string]any{"ticket_linked": "yes"},
 			answer: "REL-101", after: state,
-			want: &sdk.Result{Score: 1, Checks: []sdk.Check{}, Diagnostics: []string{`kpi ticket_linked: "yes" is not a bool`}},
+			want: &sdk.Result{Checks: []sdk.Check{}, Diagnostics: []string{`kpi ticket_linked: "yes" is not a bool`,
+				`nothing to check: task "link" sets none of the KPI keys ticket_linked checks (ticket_linked, ticket_prefix)`}},
+		},
+		{
+			name: "no KPI of this scorer", kpis: map[string]any{"answer_keywords": []string{"x"}},
+			answer: "REL-101", after: state,
+			want: &sdk.Result{Checks: []sdk.Check{}, Diagnostics: []string{
+				`nothing to check: task "link" sets none of the KPI keys ticket_linked checks (ticket_linked, ticket_prefix)`}},
 		},
 	}
 	for _, tt := range tests {
