@@ -523,7 +523,7 @@ func unweightedMetricWarning(k string) string {
 	msg := fmt.Sprintf("metric %q has no weight (not a default metric and no weighting given), so it does not count", k)
 	best, bestD := "", 3
 	for name := range verdict.DefaultWeights() {
-		if d := evalEditDistance(strings.ToLower(k), strings.ToLower(name)); d < bestD || (d == bestD && best != "" && name < best) {
+		if d := diag.EditDistance(strings.ToLower(k), strings.ToLower(name)); d < bestD || (d == bestD && best != "" && name < best) {
 			best, bestD = name, d
 		}
 	}
@@ -531,28 +531,6 @@ func unweightedMetricWarning(k string) string {
 		msg += fmt.Sprintf("; did you mean %q?", best)
 	}
 	return msg
-}
-
-// evalEditDistance is the Levenshtein distance between a and b.
-func evalEditDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // evalDecodeDiag positions a decoding error.

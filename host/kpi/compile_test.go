@@ -335,16 +335,3 @@ func TestWithLimits(t *testing.T) {
 		t.Errorf("NewChecker(WithLimits(Eval: 7)).Limits() = %+v, want %+v", got, want)
 	}
 }
-
-func TestEditDistance(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		a, b string
-		want int
-	}{{"", "", 0}, {"a", "", 1}, {"answr", "answer", 1}, {"kitten", "sitting", 3}, {"ça", "ca", 1}}
-	for _, tt := range tests {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}

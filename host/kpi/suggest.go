@@ -1,6 +1,7 @@
 package kpi
 
 import (
+	"github.com/assay-eval/assay/pkg/diag"
 	"reflect"
 	"sort"
 	"strings"
@@ -44,31 +45,9 @@ func suggestField(name string) string {
 		bestD = 3
 	}
 	for _, n := range fieldNames() {
-		if d := editDistance(name, n); d > 0 && d < bestD {
+		if d := diag.EditDistance(name, n); d > 0 && d < bestD {
 			best, bestD = n, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -74,3 +74,22 @@ func TestListJSON(t *testing.T) {
 		t.Errorf("json = %s, want %s", b, want)
 	}
 }
+
+func TestEditDistance(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"answer", "answer", 0}, {"answr", "answer", 1}, {"tool_call", "tool_calls", 1},
+		{"kitten", "sitting", 3}, {"naïve", "naive", 1}, {"", "abc", 3},
+	}
+	for _, tt := range tests {
+		if got := EditDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+	long := string(make([]byte, 100))
+	if EditDistance(long, "a") <= 64 {
+		t.Errorf("EditDistance of a 100-rune word is close to %q", "a")
+	}
+}
