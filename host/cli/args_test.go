@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,4 +32,21 @@ func TestInterspersed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Every command, subcommands included, shows an example in its --help.
+func TestEveryCommandHasAnExample(t *testing.T) {
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			name := prefix + c.Name
+			if len(c.Subcommands) > 0 {
+				walk(name+" ", c.Subcommands)
+			}
+			if !strings.Contains(c.UsageText+c.Description, "Example") {
+				t.Errorf("assay %s --help has no example", name)
+			}
+		}
+	}
+	walk("", (&app{}).cliApp().Commands)
 }
