@@ -295,69 +295,110 @@ func thresholds(s pack.Scoring) score.Thresholds {
 	}
 }
 
-// scoreAll scores todo in chunks: while one chunk is scored, the next one's
-// traces are parsed. Each chunk is recorded as soon as it is scored.
+// scoreAll scores todo in chunks, in three overlapping stages: while one
+// chunk is scored on the plugins, the next one's traces are parsed and the
+// previous one is finished (CEL checks, scores) and recorded, each chunk as
+// soon as it is scored.
 func (e *Engine) scoreAll(ctx context.Context, candidate string, todo []*TurnSpec, run *store.Run,
 	results map[string]TurnResult, out *Outcome) error {
-	chunks := make(chan []*prepared, 1)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+
+	ready := make(chan []*prepared, 1)
 	go func() {
-		defer close(chunks)
+		defer close(ready)
 		for start := 0; start < len(todo); start += e.cfg.ChunkSize {
-			end := min(start+e.cfg.ChunkSize, len(todo))
-			c := e.prepareChunk(ctx, todo[start:end])
+			c := e.prepareChunk(ctx, todo[start:min(start+e.cfg.ChunkSize, len(todo))])
 			select {
-			case chunks <- c:
+			case ready <- c:
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	stored := map[string]bool{}
-	n := 0
-	for chunk := range chunks {
-		if err := ctx.Err(); err != nil {
-			return err
+
+	scored := make(chan []*prepared, 1)
+	recorded := make(chan error, 1)
+	go func() {
+		recorded <- e.recordChunks(ctx, cancel, candidate, len(todo), scored, run, results, out)
+	}()
+
+	for chunk := range ready {
+		if ctx.Err() != nil {
+			break
 		}
 		e.scoreChunk(ctx, chunk)
-		rows := make([]store.TurnRow, 0, len(chunk))
-		var snaps []snapshotBlob
-		for _, p := range chunk {
-			r := e.finish(ctx, candidate, p)
-			out.Diagnostics = append(out.Diagnostics, p.diags...)
-			results[p.spec.Label] = r
-			if run == nil {
-				continue
-			}
-			for _, s := range p.snaps {
-				if !stored[s.sha] {
-					stored[s.sha] = true
-					snaps = append(snaps, s)
-				}
-			}
-			row, err := turnRow(run, &r)
-			if err != nil {
-				return err
-			}
-			rows = append(rows, row)
+		select {
+		case scored <- chunk:
+		case <-ctx.Done():
 		}
-		if run != nil {
-			for _, s := range snaps {
-				if err := e.cfg.Store.PutSnapshot(ctx, s.sha, s.raw); err != nil {
-					return fmt.Errorf("recording state snapshot: %w", err)
-				}
-			}
-			if err := e.cfg.Store.InsertTurns(ctx, rows); err != nil {
-				return fmt.Errorf("recording turns of %s: %w", candidate, err)
-			}
+	}
+	close(scored)
+	if err := <-recorded; err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// recordChunks finishes each scored chunk's turns and records them; an error
+// stops the run (the turns recorded so far stay, and a rerun resumes).
+func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, candidate string, total int,
+	scored <-chan []*prepared, run *store.Run, results map[string]TurnResult, out *Outcome) error {
+	stored := map[string]bool{}
+	n := 0
+	var failed error
+	for chunk := range scored {
+		if failed != nil {
+			continue // drain, so the scoring stage never blocks
+		}
+		if err := e.recordChunk(ctx, candidate, chunk, run, stored, results, out); err != nil {
+			failed = err
+			cancel() // stop scoring what can no longer be recorded
+			continue
 		}
 		n += len(chunk)
 		if e.cfg.Progress != nil {
-			e.cfg.Progress(n, len(todo))
+			e.cfg.Progress(n, total)
 		}
 	}
-	return ctx.Err()
+	return failed
+}
+
+func (e *Engine) recordChunk(ctx context.Context, candidate string, chunk []*prepared, run *store.Run,
+	stored map[string]bool, results map[string]TurnResult, out *Outcome) error {
+	rows := make([]store.TurnRow, 0, len(chunk))
+	var snaps []snapshotBlob
+	for _, p := range chunk {
+		r := e.finish(ctx, candidate, p)
+		out.Diagnostics = append(out.Diagnostics, p.diags...)
+		results[p.spec.Label] = r
+		if run == nil {
+			continue
+		}
+		for _, s := range p.snaps {
+			if !stored[s.sha] {
+				stored[s.sha] = true
+				snaps = append(snaps, s)
+			}
+		}
+		row, err := turnRow(run, &r)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row)
+	}
+	if run == nil {
+		return nil
+	}
+	for _, s := range snaps {
+		if err := e.cfg.Store.PutSnapshot(ctx, s.sha, s.raw); err != nil {
+			return fmt.Errorf("recording state snapshot: %w", err)
+		}
+	}
+	if err := e.cfg.Store.InsertTurns(ctx, rows); err != nil {
+		return fmt.Errorf("recording turns of %s: %w", candidate, err)
+	}
+	return nil
 }
 
 // turnRow is the database row of a turn result.
