@@ -41,6 +41,8 @@ type decoder struct {
 	lineStarts []int
 	runesLine  int
 	runes      []rune
+	asciiLine  int // the line asciiUpTo describes
+	asciiUpTo  int // the byte offset of the first non-ASCII byte of asciiLine, or its length
 }
 
 func (d *decoder) errf(pos diag.Pos, code, subject, format string, args ...any) {
@@ -393,10 +395,8 @@ func (d *decoder) itemPos(v *node) diag.Pos {
 	if end > len(line) {
 		return v.pos
 	}
-	for _, c := range line[:end] {
-		if c >= utf8.RuneSelf {
-			return d.itemPosRunes(v)
-		}
+	if end > d.asciiPrefix(v.pos.Line, line) {
+		return d.itemPosRunes(v)
 	}
 	for c := end; c >= 1; c-- {
 		switch line[c-1] {
@@ -408,6 +408,21 @@ func (d *decoder) itemPos(v *node) diag.Pos {
 		break
 	}
 	return v.pos
+}
+
+// asciiPrefix is the length of the ASCII prefix of line n, whose bytes are
+// line; the last line asked for is cached, so that the items of a one-line
+// (say, minified JSON) pack cost linear, not quadratic, time.
+func (d *decoder) asciiPrefix(n int, line []byte) int {
+	if d.asciiLine == n && n > 0 {
+		return d.asciiUpTo
+	}
+	i := 0
+	for i < len(line) && line[i] < utf8.RuneSelf {
+		i++
+	}
+	d.asciiLine, d.asciiUpTo = n, i
+	return i
 }
 
 func (d *decoder) itemPosRunes(v *node) diag.Pos {

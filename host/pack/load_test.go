@@ -5,11 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
@@ -176,6 +179,13 @@ func TestHostileInput(t *testing.T) {
 		{"unclosed quote", []byte("company:\n  id: \"acme\n"), CodeSyntax, 2},
 		{"tab indentation", []byte("company:\n\tid: acme\n"), CodeSyntax, 2},
 		{"duplicate keys", []byte("company:\n  id: a\n  id: b\n"), CodeDuplicateKey, 3},
+		{"duplicate key in an indexed mapping", []byte(func() string {
+			var b strings.Builder
+			for i := range 2 * indexFrom {
+				fmt.Fprintf(&b, "k%d: %d\n", i, i)
+			}
+			return b.String() + "k3: again\n"
+		}()), CodeDuplicateKey, 2*indexFrom + 1},
 		{"non utf-8", []byte("company:\n  id: \xc3\x28\n"), CodeEncoding, 2},
 		{"utf-16", []byte("\xff\xfec\x00o\x00"), CodeEncoding, 1},
 		{"nul byte", []byte("company: \x00\n"), CodeEncoding, 1},
@@ -425,5 +435,81 @@ func TestOtherSchemaErrors(t *testing.T) {
 	want := diag.List{diag.Errorf(diag.Pos{File: "s.yaml", Line: 5, Col: 5}, CodeSchema, "tasks[0]: 'not' failed")}
 	if diff := cmp.Diff(want, list); diff != "" {
 		t.Errorf("Parse with schema %s (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestHostileSizesLinear guards against quadratic work on hostile packs: a
+// huge mapping, and a minified one-line pack with many list items. Sixteen
+// times the input must cost far less than 256 times the time, and the
+// rendered diagnostics stay small however long the line.
+func TestHostileSizesLinear(t *testing.T) {
+	keys := func(n int) []byte {
+		var b bytes.Buffer
+		for i := range n {
+			fmt.Fprintf(&b, "k%d: %d\n", i, i)
+		}
+		return b.Bytes()
+	}
+	oneLine := func(n int) []byte {
+		var b bytes.Buffer
+		b.WriteString(`{"company": {"id": "a"}, "personas": ["ops"], "tasks": [`)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, `{"label": "t%d", "persona": "ops", "prompt": "%s", "scorer": "answer_keywords", "bogus": 1}`, i, strings.Repeat("x", 50))
+		}
+		b.WriteString(`], "scoring": {"process_weight": 0.5, "kpi_weight": 0.5}}`)
+		return b.Bytes()
+	}
+	oneLineCEL := func(n int) []byte {
+		var b bytes.Buffer
+		b.WriteString(`{"company": {"id": "a"}, "personas": ["ops"], "tasks": [`)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, `{"label": "t%d", "persona": "ops", "prompt": "%s", "scorer": "answer_keywords", "bogus": 1,`+
+				` "cel": [{"name": "c", "expr": "size(turn.tool_calls) <= 8"}]}`, i, strings.Repeat("é", 50))
+		}
+		b.WriteString(`], "scoring": {"process_weight": 0.5, "kpi_weight": 0.5}}`)
+		return b.Bytes()
+	}
+	tests := []struct {
+		name       string
+		gen        func(int) []byte
+		small, big int
+	}{
+		{"top-level keys", keys, 2000, 32000},
+		{"one-line pack with many tasks", oneLine, 500, 8000},
+		{"one-line non-ASCII pack with CEL checks", oneLineCEL, 500, 8000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var rendered int
+			measure := func(src []byte) time.Duration {
+				best := time.Duration(math.MaxInt64)
+				for range 3 {
+					start := time.Now()
+					_, list := Parse("many.yaml", src, Options{})
+					if d := time.Since(start); d < best {
+						best = d
+					}
+					if got, want := len(list), MaxDiagnostics+1; got != want {
+						t.Fatalf("Parse(%s, %d bytes) = %d diagnostics, want %d (capped, plus the truncation note)", tc.name, len(src), got, want)
+					}
+					rendered = len(list.Render(map[string][]byte{"many.yaml": src}))
+				}
+				return best
+			}
+			small, big := measure(tc.gen(tc.small)), measure(tc.gen(tc.big))
+			if ratio := float64(big) / float64(small); ratio > 64 {
+				t.Errorf("Parse(%s): %d items took %v, %d items %v: ratio %.0f, want <= 64 (linear is %d)",
+					tc.name, tc.small, small, tc.big, big, ratio, tc.big/tc.small)
+			}
+			if max := (MaxDiagnostics + 1) * 3 * (diag.MaxExcerpt + 200); rendered > max {
+				t.Errorf("Render(Parse(%s, %d items)) is %d bytes, want <= %d", tc.name, tc.big, rendered, max)
+			}
+		})
 	}
 }

@@ -46,11 +46,13 @@ type contribution struct {
 func (d *decoder) scalarPos(n *node) ScalarPos {
 	y := n.y
 	sp := ScalarPos{Pos: n.pos, Style: styleOf(y)}
-	first, ok := d.line(y.Line)
-	if !ok || y.Kind != yaml.ScalarNode {
+	if y.Kind != yaml.ScalarNode {
 		return sp
 	}
-	runes := []rune(first)
+	runes, ok := d.lineRunes(y.Line) // shared and cached: read only
+	if !ok {
+		return sp
+	}
 	c := y.Column - 1 // 0-based rune index of the token
 	// Skip node properties (a tag or an anchor) written before the value.
 	for c < len(runes) && (runes[c] == '!' || runes[c] == '&') {

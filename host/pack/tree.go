@@ -35,11 +35,12 @@ func (k valueKind) String() string {
 type node struct {
 	y     *yaml.Node // the source node
 	pos   diag.Pos
-	str   string  // scalars: the value as written (strings: the string)
-	num   float64 // kInt, kFloat
-	items []*node // kSeq: the items; kMap: the values, in the order of keys
-	keys  []mkey  // kMap: the keys, in source order
-	size  int32   // number of nodes once aliases are expanded
+	str   string         // scalars: the value as written (strings: the string)
+	num   float64        // kInt, kFloat
+	items []*node        // kSeq: the items; kMap: the values, in the order of keys
+	keys  []mkey         // kMap: the keys, in source order
+	index map[string]int // kMap with more than indexFrom keys: key -> position in keys
+	size  int32          // number of nodes once aliases are expanded
 	kind  valueKind
 	b     bool // kBool
 }
@@ -50,14 +51,40 @@ type mkey struct {
 	pos diag.Pos
 }
 
+// indexFrom is the number of keys above which a mapping keeps an index, so
+// that a hostile pack with many keys costs linear, not quadratic, time.
+const indexFrom = 16
+
 // get returns the key and value nodes for key k of a mapping.
 func (n *node) get(k string) (key *mkey, val *node) {
+	if n.index != nil {
+		if i, ok := n.index[k]; ok {
+			return &n.keys[i], n.items[i]
+		}
+		return nil, nil
+	}
 	for i := range n.keys {
 		if n.keys[i].str == k {
 			return &n.keys[i], n.items[i]
 		}
 	}
 	return nil, nil
+}
+
+// put appends key k with value v to a mapping, indexing it once the
+// mapping has more than indexFrom keys.
+func (n *node) put(k mkey, v *node) {
+	n.keys = append(n.keys, k)
+	n.items = append(n.items, v)
+	switch {
+	case n.index != nil:
+		n.index[k.str] = len(n.keys) - 1
+	case len(n.keys) > indexFrom:
+		n.index = make(map[string]int, 2*len(n.keys))
+		for i, key := range n.keys {
+			n.index[key.str] = i
+		}
+	}
 }
 
 // describe names the node's type and, for scalars, its value.
@@ -187,8 +214,7 @@ func (b *builder) mapping(y *yaml.Node) *node {
 			continue
 		}
 		v := b.build(vy)
-		n.keys = append(n.keys, k)
-		n.items = append(n.items, v)
+		n.put(k, v)
 		n.size = addSize(n.size, 1+v.size)
 	}
 	// Merge keys (<<: *base): keys written in the mapping win; among merged
@@ -215,8 +241,7 @@ func (b *builder) mapping(y *yaml.Node) *node {
 				if prev, _ := n.get(k.str); prev != nil {
 					continue
 				}
-				n.keys = append(n.keys, k)
-				n.items = append(n.items, s.items[i])
+				n.put(k, s.items[i])
 				n.size = addSize(n.size, 1+s.items[i].size)
 			}
 		}

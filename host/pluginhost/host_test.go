@@ -467,3 +467,48 @@ func TestConformanceOfBinaries(t *testing.T) {
 		t.Errorf("CheckBinary(test_stdout) error = nil, want a launch error")
 	}
 }
+
+// TestStartTimeout launches a "plugin" that never completes the handshake:
+// the host gives up after the start timeout, kills it, and fails the cases
+// with a message naming the plugin, instead of hanging.
+func TestStartTimeout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := dir + "/assay-scorer-test_mute"
+	if err := os.WriteFile(path, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		start time.Duration
+	}{
+		{"short start timeout", 300 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &pluginhost.Manifest{Dir: dir, Entries: []pluginhost.Entry{{ID: "test_mute", Binary: path, SHA256: sha256File(t, path),
+				Version: "0.0.1", Protocol: 1, KPIs: []scorer.KPI{{Key: "label_seen", ValueType: scorer.Bool}}, Needs: []scorer.Need{scorer.NeedTrace}}}}
+			h := short(m, pluginhost.WithStartTimeout(tt.start))
+			defer h.Close()
+			begin := time.Now()
+			got, errs := summary(h.Score(context.Background(), "test_mute", labelled("a", "b")))
+			elapsed := time.Since(begin)
+			if diff := cmp.Diff([]string{"err", "err"}, got); diff != "" {
+				t.Fatalf("Score(test_mute) (-want +got):\n%s", diff)
+			}
+			for _, err := range errs {
+				var se *pluginhost.ScorerError
+				if !errors.As(err, &se) || se.ID != "test_mute" {
+					t.Errorf("Score(test_mute) error %v is not a *ScorerError for test_mute", err)
+				}
+				if !strings.Contains(err.Error(), "timeout while waiting for plugin to start") {
+					t.Errorf("Score(test_mute) error = %q, want it to say the plugin did not start in time", err)
+				}
+			}
+			if limit := 20 * tt.start; elapsed > limit {
+				t.Errorf("Score(test_mute) took %v with a %v start timeout, want at most %v", elapsed, tt.start, limit)
+			}
+			t.Logf("outcome errors after %v: %v", elapsed, errs)
+		})
+	}
+}

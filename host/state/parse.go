@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"time"
@@ -18,15 +19,33 @@ const (
 	CodeValue        = "state.value"
 	CodeUnknownField = "state.unknown_field"
 	CodeDuplicate    = "state.duplicate_field"
+	CodeTooLarge     = "state.too_large"
 )
+
+// MaxFileSize is the largest snapshot file ReadFile reads, the same bound
+// Capture puts on a response.
+const MaxFileSize = maxBody
+
+// MaxDiagnostics caps the diagnostics Parse returns, so that a snapshot with
+// a million unknown fields gives a readable report.
+const MaxDiagnostics = 100
 
 // ReadFile reads and parses the snapshot at path. It returns the file's bytes
 // (for diag.List.Render) with the diagnostics; the snapshot is nil when any
 // diagnostic is an error.
 func ReadFile(path string) (*companyos.Snapshot, []byte, diag.List) {
-	src, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeRead, "reading state snapshot: %v", err)}
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeRead, "reading state snapshot: %v", err)}
+	}
+	if len(src) > MaxFileSize {
+		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, CodeTooLarge,
+			"the state snapshot is more than %d MiB; capture a smaller company or trim the snapshot", MaxFileSize>>20)}
 	}
 	s, l := Parse(path, src)
 	return s, src, l
@@ -48,10 +67,11 @@ func Parse(file string, src []byte) (*companyos.Snapshot, diag.List) {
 	snap := &companyos.Snapshot{}
 	d.snapshot(root, snap)
 	d.diags.Sort()
-	if d.diags.HasErrors() {
-		return nil, d.diags
+	list := d.diags.Cap(MaxDiagnostics)
+	if list.HasErrors() {
+		return nil, list
 	}
-	return snap, d.diags
+	return snap, list
 }
 
 // decoder walks a parsed tree into the companyos model, collecting

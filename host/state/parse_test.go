@@ -140,3 +140,52 @@ func TestSnapshotJSONIDs(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// TestHostileSnapshots checks the bounds on what a snapshot file can cost:
+// its size, and the number of diagnostics reported.
+func TestHostileSnapshots(t *testing.T) {
+	t.Parallel()
+	manyUnknown := "{\"tasks\": [" + strings.Repeat(`{"id": "t", "colour": 1},`, 500) + `{"id": "t"}]}`
+	manyWrong := "{\"tasks\": [" + strings.Repeat(`{"id": "t", "priority": "high"},`, 500) + `{"id": "t"}]}`
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxFileSize + 1); err != nil { // sparse: costs no disk
+		t.Fatal(err)
+	}
+	f.Close()
+	tests := []struct {
+		name      string
+		read      func() (*companyos.Snapshot, diag.List)
+		wantLen   int
+		wantLast  string // the code of the last diagnostic
+		wantSnap  bool
+		wantFirst string // the code of the first diagnostic
+	}{
+		{"500 unknown fields: capped warnings, snapshot kept", func() (*companyos.Snapshot, diag.List) { return Parse("s.json", []byte(manyUnknown)) },
+			MaxDiagnostics + 1, "diag.truncated", true, CodeUnknownField},
+		{"500 wrong types: capped errors", func() (*companyos.Snapshot, diag.List) { return Parse("s.json", []byte(manyWrong)) },
+			MaxDiagnostics + 1, "diag.truncated", false, CodeType},
+		{"a file over MaxFileSize is refused unread", func() (*companyos.Snapshot, diag.List) {
+			s, _, l := ReadFile(big)
+			return s, l
+		}, 1, CodeTooLarge, false, CodeTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			snap, list := tt.read()
+			got := []any{len(list), snap != nil}
+			if len(list) > 0 {
+				got = append(got, list[0].Code, list[len(list)-1].Code)
+			}
+			want := []any{tt.wantLen, tt.wantSnap, tt.wantFirst, tt.wantLast}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s: [len, snapshot, first code, last code] (-want +got):\n%s", tt.name, diff)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Severity says whether a diagnostic stops the input from being used.
@@ -147,7 +148,11 @@ func (l List) Cap(n int) List {
 		return l
 	}
 	out := append(List(nil), l[:n]...)
-	out = append(out, Diagnostic{Pos: Pos{File: l[n-1].Pos.File}, Severity: Error, Code: "diag.truncated",
+	sev := Warning // a list of warnings stays usable when capped
+	if l.HasErrors() {
+		sev = Error
+	}
+	out = append(out, Diagnostic{Pos: Pos{File: l[n-1].Pos.File}, Severity: sev, Code: "diag.truncated",
 		Message: fmt.Sprintf("%d more problems not shown", len(l)-n)})
 	return out
 }
@@ -168,12 +173,13 @@ func (l List) Render(src map[string][]byte) string {
 		b.WriteString(d.String())
 		b.WriteByte('\n')
 		if line, ok := sourceLine(src[d.Pos.File], d.Pos.Line); ok && d.Pos.Line > 0 {
+			line, col := excerpt(line, d.Pos.Col)
 			b.WriteString("    ")
 			b.WriteString(line)
 			b.WriteByte('\n')
-			if d.Pos.Col > 0 {
+			if col > 0 {
 				b.WriteString("    ")
-				b.WriteString(caretPad(line, d.Pos.Col))
+				b.WriteString(caretPad(line, col))
 				b.WriteString("^\n")
 			}
 		}
@@ -199,6 +205,54 @@ func sourceLine(src []byte, n int) (string, bool) {
 	}
 	line := strings.TrimRight(strings.ToValidUTF8(string(src), "\uFFFD"), "\r")
 	return line, true
+}
+
+// MaxExcerpt is the most runes of a source line Render shows: a longer line
+// (a minified pack, say) is cut to a window around the column, marked "...".
+const MaxExcerpt = 160
+
+// excerpt cuts line to at most MaxExcerpt runes around rune column col (0:
+// unknown, the start) and returns the cut line and col within it.
+func excerpt(line string, col int) (string, int) {
+	const mark = "..."
+	if len(line) <= MaxExcerpt { // bytes >= runes
+		return line, col
+	}
+	if n := utf8.RuneCountInString(line); col > n+1 {
+		col = n + 1 // just past the end, as for an unexpected end of line
+	}
+	first := 0 // the first rune shown
+	if col > MaxExcerpt/2 {
+		first = col - 1 - MaxExcerpt/2
+	}
+	from, to, i := -1, len(line), 0
+	for off := range line {
+		if i == first {
+			from = off
+		}
+		if i == first+MaxExcerpt {
+			to = off
+			break
+		}
+		i++
+	}
+	if from == 0 && to == len(line) {
+		return line, col
+	}
+	out := line[from:to]
+	if col > 0 {
+		col -= first
+	}
+	if from > 0 {
+		out = mark + out
+		if col > 0 {
+			col += len(mark)
+		}
+	}
+	if to < len(line) {
+		out += mark
+	}
+	return out, col
 }
 
 // caretPad returns the padding that puts a caret under rune column col,

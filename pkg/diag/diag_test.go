@@ -2,13 +2,15 @@ package diag
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
 func TestRender(t *testing.T) {
-	src := map[string][]byte{"p.yaml": []byte("tasks:\n\t- label: x\n  naïve: 1\n")}
+	long := strings.Repeat("a", 100) + "é" + strings.Repeat("b", 9900) // one minified line
+	src := map[string][]byte{"p.yaml": []byte("tasks:\n\t- label: x\n  naïve: 1\n" + long + "\n")}
 	tests := []struct {
 		name string
 		d    Diagnostic
@@ -25,6 +27,14 @@ func TestRender(t *testing.T) {
 		{"line past the end", Errorf(Pos{File: "p.yaml", Line: 9, Col: 1}, "pack.x", "eof"),
 			"p.yaml:9:1: pack.x: eof\n"},
 		{"no position", Errorf(Pos{}, "pack.empty", "empty"), "pack.empty: empty\n"},
+		{"long line: window at the start", Errorf(Pos{File: "p.yaml", Line: 4, Col: 3}, "pack.x", "x"),
+			"p.yaml:4:3: pack.x: x\n    " + long[:MaxExcerpt+1] + "...\n      ^\n"},
+		{"long line: window around the column", Errorf(Pos{File: "p.yaml", Line: 4, Col: 5000}, "pack.x", "x"),
+			"p.yaml:4:5000: pack.x: x\n    ..." + strings.Repeat("b", MaxExcerpt) + "...\n    " + strings.Repeat(" ", 3+MaxExcerpt/2) + "^\n"},
+		{"long line: window at the end", Errorf(Pos{File: "p.yaml", Line: 4, Col: 10001}, "pack.x", "x"),
+			"p.yaml:4:10001: pack.x: x\n    ..." + strings.Repeat("b", MaxExcerpt/2+1) + "\n    " + strings.Repeat(" ", 3+MaxExcerpt/2) + "^\n"},
+		{"long line: column past the end", Errorf(Pos{File: "p.yaml", Line: 4, Col: 20000}, "pack.x", "x"),
+			"p.yaml:4:20000: pack.x: x\n    ..." + strings.Repeat("b", MaxExcerpt/2) + "\n    " + strings.Repeat(" ", 3+MaxExcerpt/2) + "^\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,5 +101,30 @@ func TestEditDistance(t *testing.T) {
 	long := string(make([]byte, 100))
 	if EditDistance(long, "a") <= 64 {
 		t.Errorf("EditDistance of a 100-rune word is close to %q", "a")
+	}
+}
+
+func TestCapSeverity(t *testing.T) {
+	w := func(line int) Diagnostic { return Warnf(Pos{File: "f", Line: line}, "w", "m") }
+	e := func(line int) Diagnostic { return Errorf(Pos{File: "f", Line: line}, "e", "m") }
+	tests := []struct {
+		name       string
+		l          List
+		wantErrors bool
+	}{
+		{"warnings only stay usable", List{w(1), w(2), w(3)}, false},
+		{"an error among the kept ones", List{e(1), w(2), w(3)}, true},
+		{"an error among the dropped ones", List{w(1), w(2), e(3)}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.l.Cap(1)
+			if len(got) != 2 || got[1].Code != "diag.truncated" {
+				t.Fatalf("Cap(1) = %v, want one kept and a truncation note", got)
+			}
+			if diff := cmp.Diff(tt.wantErrors, got.HasErrors()); diff != "" {
+				t.Errorf("Cap(1).HasErrors() of %v (-want +got):\n%s", tt.l, diff)
+			}
+		})
 	}
 }

@@ -18,6 +18,10 @@ import (
 // skipped with a warning; it never fails the parse and is never held whole.
 const MaxLineBytes = 16 << 20
 
+// MaxDiagnostics caps the warnings Parse returns; the rest are counted in
+// one last CodeTruncated warning.
+const MaxDiagnostics = 100
+
 // rawTextMax bounds the text a "raw" event keeps of a line that is not JSON.
 const rawTextMax = 256
 
@@ -26,6 +30,7 @@ const (
 	CodeMalformedLine = "trace.malformed_line" // a line that is not a JSON object
 	CodeLineTooLong   = "trace.line_too_long"  // a line over MaxLineBytes
 	CodeFieldType     = "trace.field_type"     // a known field with a value of the wrong type
+	CodeTruncated     = "diag.truncated"       // more warnings than MaxDiagnostics
 )
 
 // Event types of DESIGN.md section 4.
@@ -191,7 +196,7 @@ func parse(file string, r io.Reader, maxLine int) (*Turn, diag.List, error) {
 			}
 			switch {
 			case tooLong || size > maxLine:
-				p.diags = append(p.diags, diag.Warnf(diag.Pos{File: file, Line: n}, CodeLineTooLong,
+				p.warn(diag.Warnf(diag.Pos{File: file, Line: n}, CodeLineTooLong,
 					"line of %d bytes is longer than the %d-byte limit; skipped", size, maxLine))
 			case len(long) > 0:
 				long = append(long, chunk...)
@@ -209,14 +214,30 @@ func parse(file string, r io.Reader, maxLine int) (*Turn, diag.List, error) {
 		}
 	}
 	p.finish()
+	if p.dropped > 0 {
+		last := p.diags[len(p.diags)-1].Pos
+		p.diags = append(p.diags, diag.Warnf(diag.Pos{File: file, Line: last.Line}, CodeTruncated,
+			"%d more warnings not shown", p.dropped))
+	}
 	return p.turn, p.diags, nil
 }
 
+// warn records a warning, keeping at most MaxDiagnostics: a trace of a
+// million broken lines still parses, with a readable report.
+func (p *parser) warn(d diag.Diagnostic) {
+	if len(p.diags) >= MaxDiagnostics {
+		p.dropped++
+		return
+	}
+	p.diags = append(p.diags, d)
+}
+
 type parser struct {
-	file  string
-	turn  *Turn
-	diags diag.List
-	f     fields
+	file    string
+	turn    *Turn
+	diags   diag.List
+	dropped int // warnings not kept, past MaxDiagnostics
+	f       fields
 
 	deltas      []byte
 	reply       string // last non-empty done reply
@@ -266,7 +287,7 @@ func (p *parser) raw(n int, b []byte, col int, why string) {
 		}
 	}
 	p.turn.Events = append(p.turn.Events, Event{Line: n, Type: TypeRaw, Text: strings.ToValidUTF8(string(text), "\uFFFD")})
-	p.diags = append(p.diags, diag.Warnf(p.pos(n, col), CodeMalformedLine, "%s; kept as a raw event", why))
+	p.warn(diag.Warnf(p.pos(n, col), CodeMalformedLine, "%s; kept as a raw event", why))
 }
 
 // colOf converts a byte offset into b to a 1-based rune column.
@@ -289,7 +310,7 @@ func (p *parser) str(n int, b []byte, v span, field string) string {
 }
 
 func (p *parser) mistyped(n int, b []byte, v span, field, want string) {
-	p.diags = append(p.diags, diag.Warnf(p.pos(n, colOf(b, v.start)), CodeFieldType,
+	p.warn(diag.Warnf(p.pos(n, colOf(b, v.start)), CodeFieldType,
 		"field %s: want %s, got %s; ignored", field, want, kindName(v.kind)))
 }
 

@@ -612,3 +612,34 @@ func TestScannerStringsAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestParseWarningsCapped checks that a trace of many broken lines keeps
+// every line as an event but reports at most MaxDiagnostics warnings and a
+// count of the rest.
+func TestParseWarningsCapped(t *testing.T) {
+	t.Parallel()
+	lines := func(n int) string { return strings.Repeat("not json\n", n) }
+	tests := []struct {
+		name       string
+		trace      string
+		wantEvents int
+		wantLen    int
+		wantLast   string
+	}{
+		{"at the cap", lines(MaxDiagnostics), MaxDiagnostics, MaxDiagnostics,
+			fmt.Sprintf("t.ndjson:%d:1: warning: trace.malformed_line: not a JSON object; kept as a raw event", MaxDiagnostics)},
+		{"far past the cap", lines(5000), 5000, MaxDiagnostics + 1,
+			fmt.Sprintf("t.ndjson:%d: warning: diag.truncated: %d more warnings not shown", MaxDiagnostics, 5000-MaxDiagnostics)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			turn, diags := parseString(t, tt.trace)
+			got := []any{len(turn.Events), len(diags), diags[len(diags)-1].String(), diags.HasErrors()}
+			want := []any{tt.wantEvents, tt.wantLen, tt.wantLast, false}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Parse(%s) [events, diagnostics, last, has errors] (-want +got):\n%s", tt.name, diff)
+			}
+		})
+	}
+}

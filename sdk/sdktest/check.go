@@ -247,8 +247,19 @@ func cancelProblems(ctx context.Context, c Client, cases []*sdk.Case) []string {
 	var p []string
 	pre, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := returnsPromptly(func() { _, _ = c.Score(pre, cases) }); err != "" {
-		p = append(p, "already cancelled context: "+err)
+	var (
+		outs []sdk.Outcome
+		err  error
+	)
+	if msg := returnsPromptly(func() { outs, err = c.Score(pre, cases) }); msg != "" {
+		p = append(p, "already cancelled context: "+msg)
+	} else if err == nil {
+		for i, o := range outs {
+			if o.Err == nil && i < len(cases) {
+				p = append(p, fmt.Sprintf("already cancelled context: case %q was reported as scored", cases[i].ID))
+				break
+			}
+		}
 	}
 	big := make([]*sdk.Case, 0, 64*len(cases))
 	for i := 0; i < 64; i++ {

@@ -100,6 +100,44 @@ var cmpSorted = cmp.Transformer("sort", func(in []string) []string {
 	return out
 })
 
+// ignoreCancel is a transport that drops the caller's context, as a broken
+// client or server would: a cancelled call still scores every case.
+type ignoreCancel struct{ sdktest.Client }
+
+func (c ignoreCancel) Score(_ context.Context, cases []*sdk.Case) ([]sdk.Outcome, error) {
+	return c.Client.Score(context.Background(), cases)
+}
+
+func TestCheckCancellation(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		wrap func(sdktest.Client) sdktest.Client
+		want []string // the checks that must fail
+	}{
+		{"honoured", func(c sdktest.Client) sdktest.Client { return c }, nil},
+		{"ignored", func(c sdktest.Client) sdktest.Client { return ignoreCancel{c} }, []string{sdktest.CheckCancellation}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, stop, err := sdktest.Serve(fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used"})
+			if err != nil {
+				t.Fatalf("Serve: %v", err)
+			}
+			defer stop()
+			rep := sdktest.Check(context.Background(), tt.wrap(c))
+			var got []string
+			for name := range failing(rep) {
+				got = append(got, name)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpSorted); diff != "" {
+				t.Errorf("Check(%s) failing checks (-want +got):\n%s\nreport: %+v", tt.name, diff, rep)
+			}
+		})
+	}
+}
+
 func TestValidateDescription(t *testing.T) {
 	t.Parallel()
 	d := sdk.Description{
