@@ -285,3 +285,23 @@ func TestVerifyBaselineRegressions(t *testing.T) {
 		t.Errorf("unknown baseline: exit %d, want 2\n%s", r.code, r.stderr)
 	}
 }
+
+// TestScoreOneTurn: assay score explains a turn; a malformed snapshot is
+// invalid input, reported once with its position, and nothing is scored.
+func TestScoreOneTurn(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	base := []string{"score", "--pack", "testdata/fixtures/pack.yaml", "--task", "task_create_release_blocker",
+		"--trace", "testdata/fixtures/traces/task_create_release_blocker.good.ndjson",
+		"--state-before", "testdata/fixtures/state/task_create_release_blocker.before.json"}
+	good := run(t, db, append(base, "--state-after", "testdata/fixtures/state/task_create_release_blocker.good.after.json")...)
+	if good.code != 0 || !strings.Contains(good.stdout, "kpi score 1.000") || !strings.Contains(good.stdout, "priority_min") {
+		t.Errorf("good turn: exit %d\n%s%s", good.code, good.stdout, good.stderr)
+	}
+	bad := filepath.Join(dir, "after.json")
+	os.WriteFile(bad, []byte("{\"tasks\": [\n  {\"id\": 7, \"priority\": \"high\"}\n]}\n"), 0o644)
+	r := run(t, db, append(base, "--state-after", bad)...)
+	if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, bad+":2:") != 1 {
+		t.Errorf("malformed snapshot: exit %d, want 2 with one positioned error and no report\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -133,6 +133,15 @@ func (a *app) pluginsRegister(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return invalidf("plugins register: name at least one plugin binary")
 	}
+	for _, bin := range c.Args().Slice() {
+		st, err := os.Stat(bin)
+		if err != nil {
+			return invalidf("plugins register: %w", err)
+		}
+		if !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+			return invalidf("plugins register: %s is not an executable file", bin)
+		}
+	}
 	m, err := pluginhost.LoadManifest(c.String(flagPluginDir))
 	if err != nil {
 		return hostErr(fmt.Errorf("plugins register: %w", err))

@@ -74,7 +74,7 @@ func TestPluginsCommandErrors(t *testing.T) {
 		want string
 	}{
 		{"register nothing", []string{"plugins", "register"}, ExitInvalid, "name at least one plugin binary"},
-		{"register missing", []string{"--plugin-dir", t.TempDir(), "plugins", "register", "/nonexistent/assay-scorer-x"}, ExitHost, "registering /nonexistent/assay-scorer-x"},
+		{"register missing", []string{"--plugin-dir", t.TempDir(), "plugins", "register", "/nonexistent/assay-scorer-x"}, ExitInvalid, "/nonexistent/assay-scorer-x: no such file"},
 		{"conformance missing", []string{"plugins", "conformance", "/nonexistent/assay-scorer-x"}, ExitInvalid, "no such file"},
 		{"conformance not a plugin", []string{"plugins", "conformance", "/bin/true"}, ExitGate, "FAIL  launch"},
 		{"list empty", []string{"--plugin-dir", t.TempDir(), "plugins", "list"}, ExitOK, "no plugins in"},

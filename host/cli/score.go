@@ -103,8 +103,10 @@ func (a *app) score(c *cli.Context) error {
 	if err != nil {
 		return hostErr(err)
 	}
-	if len(out.Diagnostics) > 0 {
+	if out.Diagnostics.HasErrors() {
+		// The turn's input could not be read: say why, once, and score nothing.
 		fmt.Fprint(a.stderr, out.Diagnostics.Render(nil))
+		return &ExitError{Code: ExitInvalid, Err: errors.New("the turn's input could not be read")}
 	}
 	var r *verify.TurnResult
 	for i := range out.Results {
@@ -119,10 +121,7 @@ func (a *app) score(c *cli.Context) error {
 			return err
 		}
 	} else {
-		printTurn(a.stdout, r)
-	}
-	if out.Diagnostics.HasErrors() {
-		return &ExitError{Code: ExitInvalid, Err: errors.New("the turn's input could not be read")}
+		printTurn(a.stdout, r) // warnings (malformed trace lines, scorer diagnostics) are its notes
 	}
 	return nil
 }
