@@ -1,6 +1,7 @@
 package pluginhost_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -131,6 +132,99 @@ func BenchmarkScore1000(b *testing.B) {
 		inTime += time.Since(start)
 	}
 	turns := float64(b.N * len(cases))
+	oopRate, inRate := turns/oopTime.Seconds(), turns/inTime.Seconds()
+	b.ReportMetric(oopRate, "oop_turns/s")
+	b.ReportMetric(inRate, "inproc_turns/s")
+	b.ReportMetric(oopRate/inRate, "oop/inproc")
+}
+
+// benchTraces renders n harness traces of 200 lines each (20 tool calls with
+// arguments, streamed text, a final answer) as NDJSON.
+func benchTraces(n int) [][]byte {
+	tools := []string{"search", "memory_search", "create_task", "update_task"}
+	out := make([][]byte, n)
+	for i := range out {
+		var buf []byte
+		add := func(v any) {
+			b, _ := json.Marshal(v)
+			buf = append(append(buf, b...), '\n')
+		}
+		add(map[string]any{"type": "phase", "phase": "skill_dispatch"})
+		lines := 1
+		for k := 0; k < 20; k++ {
+			name := tools[(i+k)%len(tools)]
+			add(map[string]any{"type": "runtime", "payload": map[string]any{"event_type": "tool_start", "tool_name": name,
+				"tool_input": map[string]any{"query": fmt.Sprintf("invoice %d", k), "limit": 10, "owner": "ops", "title": "t"}}})
+			add(map[string]any{"type": "runtime", "payload": map[string]any{"event_type": "tool_end", "tool_name": name}})
+			lines += 2
+		}
+		for ; lines < 198; lines++ {
+			add(map[string]any{"type": "stream_event", "event": map[string]any{"type": "content_block_delta",
+				"delta": map[string]any{"type": "text_delta", "text": "searching the invoices "}}})
+		}
+		add(map[string]any{"type": "final_answer", "payload": map[string]any{"message": "I searched the invoices and created the follow-up task."}})
+		add(map[string]any{"type": "done", "reply": "done", "finalized": true})
+		out[i] = buf
+	}
+	return out
+}
+
+// BenchmarkScore1000FromTraces is BenchmarkScore1000 for turns as the host
+// gets them: each 200-event trace is parsed into its turn, then scored, 64 a
+// batch, out-of-process and in-process.
+func BenchmarkScore1000FromTraces(b *testing.B) {
+	if !toolSequence {
+		b.Skip("plugins/tool_sequence did not build")
+	}
+	const batchSize, workers = 64, 4
+	traces := benchTraces(1000)
+	kpis := benchCases(1)[0].Task
+	oop := pluginhost.New(manifest(), pluginhost.WithCallTimeout(time.Minute))
+	defer oop.Close()
+	inp := pluginhost.New(&pluginhost.Manifest{}, pluginhost.WithInProcess(toolsequence.New()))
+	run := func(h *pluginhost.Host) {
+		batches := make(chan [][]byte)
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for batch := range batches {
+					cases := make([]*scorer.Case, len(batch))
+					for i, src := range batch {
+						turn, _, err := trace.Parse("bench", bytes.NewReader(src))
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						cases[i] = &scorer.Case{ID: fmt.Sprint(i), Task: kpis, Turn: *turn}
+					}
+					for _, o := range h.Score(context.Background(), "tool_sequence", cases) {
+						if o.Err != nil {
+							b.Errorf("Score(tool_sequence) error = %v", o.Err)
+							return
+						}
+					}
+				}
+			}()
+		}
+		for i := 0; i < len(traces); i += batchSize {
+			batches <- traces[i:min(i+batchSize, len(traces))]
+		}
+		close(batches)
+		wg.Wait()
+	}
+	run(oop) // launch outside the timing
+	var oopTime, inTime time.Duration
+	for b.Loop() {
+		start := time.Now()
+		run(oop)
+		oopTime += time.Since(start)
+		start = time.Now()
+		run(inp)
+		inTime += time.Since(start)
+	}
+	turns := float64(b.N * len(traces))
 	oopRate, inRate := turns/oopTime.Seconds(), turns/inTime.Seconds()
 	b.ReportMetric(oopRate, "oop_turns/s")
 	b.ReportMetric(inRate, "inproc_turns/s")
