@@ -98,7 +98,9 @@ func (a *app) frontier(c *cli.Context) error {
 		onFrontier[f] = true
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "CANDIDATE\tRUN\tMEAN\tFINALIZE\tERRORS\tLATENCY\tTOOLS\tCOST\tELIGIBLE\tFRONTIER")
+	if len(rep.Candidates) > 0 {
+		fmt.Fprintln(tw, "CANDIDATE\tRUN\tMEAN\tFINALIZE\tERRORS\tLATENCY\tTOOLS\tCOST\tELIGIBLE\tFRONTIER")
+	}
 	for _, sc := range rep.Candidates {
 		m := sc.Summary
 		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.2f\t%.2f\t%s\t%.1f\t%s\t%t\t%t\n", sc.Candidate, sc.RunID, m.MeanScore, m.FinalizeRate,
