@@ -398,14 +398,8 @@ func (d *decoder) itemPos(v *node) diag.Pos {
 	if end > d.asciiPrefix(v.pos.Line, line) {
 		return d.itemPosRunes(v)
 	}
-	for c := end; c >= 1; c-- {
-		switch line[c-1] {
-		case ' ', '\t':
-			continue
-		case '-':
-			return diag.Pos{File: v.pos.File, Line: v.pos.Line, Col: c}
-		}
-		break
+	if c := dashCol(line, end); c > 0 {
+		return diag.Pos{File: v.pos.File, Line: v.pos.Line, Col: c}
 	}
 	return v.pos
 }
@@ -430,16 +424,25 @@ func (d *decoder) itemPosRunes(v *node) diag.Pos {
 	if !ok {
 		return v.pos
 	}
-	for c := min(v.pos.Col-1, len(runes)); c >= 1; c-- {
-		switch runes[c-1] {
+	if c := dashCol(runes, min(v.pos.Col-1, len(runes))); c > 0 {
+		return diag.Pos{File: v.pos.File, Line: v.pos.Line, Col: c}
+	}
+	return v.pos
+}
+
+// dashCol is the column of the "-" at or before column end of line (bytes or
+// runes) with only blanks after it up to end; 0 when there is none.
+func dashCol[T byte | rune](line []T, end int) int {
+	for c := end; c >= 1; c-- {
+		switch line[c-1] {
 		case ' ', '\t':
 			continue
 		case '-':
-			return diag.Pos{File: v.pos.File, Line: v.pos.Line, Col: c}
+			return c
 		}
 		break
 	}
-	return v.pos
+	return 0
 }
 
 // lineBytes is line n (1-based) of the source without its line break; it
@@ -564,11 +567,20 @@ func (d *decoder) uniqueList(v *node, path, what string) ([]string, bool) {
 	return list, ok
 }
 
-// didYouMean suggests the closest of candidates to s, or returns "".
+// didYouMean suggests the closest of candidates to s, or returns "". Words
+// of more than 64 bytes are never close.
 func didYouMean(s string, candidates []string) string {
+	s = strings.ToLower(s)
+	if len(s) > 64 {
+		return ""
+	}
 	best, bestDist := "", 3
 	for _, c := range candidates {
-		if dist := editDistance(strings.ToLower(s), strings.ToLower(c)); dist < bestDist && dist < len(c) {
+		lc := strings.ToLower(c)
+		if len(lc) > 64 {
+			continue
+		}
+		if dist := diag.EditDistance(s, lc); dist < bestDist && dist < len(c) {
 			best, bestDist = c, dist
 		}
 	}
@@ -576,28 +588,4 @@ func didYouMean(s string, candidates []string) string {
 		return ""
 	}
 	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

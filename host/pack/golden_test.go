@@ -2,6 +2,7 @@ package pack
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,20 +60,7 @@ func TestGolden(t *testing.T) {
 				t.Errorf("Parse(%q) reported no %s:\n%s", file, code, list)
 			}
 			got := list.Render(map[string][]byte{file: src})
-			goldenFile := strings.TrimSuffix(file, ".yaml") + ".golden"
-			if *update {
-				if err := os.WriteFile(goldenFile, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(goldenFile)
-			if err != nil {
-				t.Fatalf("reading golden file (run go test -update): %v", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("Parse(%q) diagnostics differ from %s (-want +got):\n%s", file, goldenFile, diff)
-			}
+			checkGolden(t, strings.TrimSuffix(file, ".yaml")+".golden", got, fmt.Sprintf("Parse(%q)", file))
 		})
 	}
 }
@@ -128,7 +116,13 @@ func TestGoldenTooLarge(t *testing.T) {
 		list[i].Pos.File = file
 	}
 	got := list.Render(map[string][]byte{file: []byte("\n")})
-	const goldenFile = "testdata/golden/too_large.golden"
+	checkGolden(t, "testdata/golden/too_large.golden", got, "Load(9 MiB file)")
+}
+
+// checkGolden compares the rendered diagnostics got, produced by call, with
+// goldenFile; with -update it rewrites goldenFile instead.
+func checkGolden(t *testing.T, goldenFile, got, call string) {
+	t.Helper()
 	if *update {
 		if err := os.WriteFile(goldenFile, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -140,6 +134,6 @@ func TestGoldenTooLarge(t *testing.T) {
 		t.Fatalf("reading golden file (run go test -update): %v", err)
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("Load(9 MiB file) diagnostics differ from %s (-want +got):\n%s", goldenFile, diff)
+		t.Errorf("%s diagnostics differ from %s (-want +got):\n%s", call, goldenFile, diff)
 	}
 }

@@ -173,114 +173,97 @@ func (d *decoder) list(n *node, path string) []*node {
 	return nil
 }
 
-func (d *decoder) tasks(n *node, path string) []companyos.Task {
+// objects decodes list n of objects, setting the fields of each with set; an
+// element that is not an object is an error (want names what it should be)
+// and is left out.
+func objects[T any](d *decoder, n *node, path, want string, set func(t *T, key string, v *node, path string) bool) []T {
 	elems := d.list(n, path)
-	out := make([]companyos.Task, 0, len(elems))
+	out := make([]T, 0, len(elems))
 	for i, e := range elems {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		if e.kind != kindObject {
-			d.typeErr(e, p, "a task object")
+			d.typeErr(e, p, want)
 			continue
 		}
-		var t companyos.Task
-		d.fields(e, p, func(key string, v *node, path string) bool {
-			switch key {
-			case "id":
-				t.ID = d.id(v, path)
-			case "title":
-				t.Title = d.str(v, path)
-			case "specification":
-				t.Specification = d.str(v, path)
-			case "state":
-				t.State = d.str(v, path)
-			case "owner_persona":
-				t.OwnerPersona = d.str(v, path)
-			case "checked_out_by":
-				t.CheckedOutBy = d.str(v, path)
-			case "priority":
-				t.Priority = d.num(v, path)
-			case "due_at":
-				t.DueAt = d.str(v, path)
-			case "created_at":
-				t.CreatedAt = d.str(v, path)
-			case "context_notes":
-				t.ContextNotes = d.notes(v, path)
-			default:
-				return false
-			}
-			return true
-		})
+		var t T
+		d.fields(e, p, func(key string, v *node, path string) bool { return set(&t, key, v, path) })
 		out = append(out, t)
 	}
 	return out
 }
 
-func (d *decoder) notes(n *node, path string) []companyos.Note {
-	elems := d.list(n, path)
-	out := make([]companyos.Note, 0, len(elems))
-	for i, e := range elems {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		if e.kind != kindObject {
-			d.typeErr(e, p, "a note object {at, actor, text}")
-			continue
+func (d *decoder) tasks(n *node, path string) []companyos.Task {
+	return objects(d, n, path, "a task object", func(t *companyos.Task, key string, v *node, path string) bool {
+		switch key {
+		case "id":
+			t.ID = d.id(v, path)
+		case "title":
+			t.Title = d.str(v, path)
+		case "specification":
+			t.Specification = d.str(v, path)
+		case "state":
+			t.State = d.str(v, path)
+		case "owner_persona":
+			t.OwnerPersona = d.str(v, path)
+		case "checked_out_by":
+			t.CheckedOutBy = d.str(v, path)
+		case "priority":
+			t.Priority = d.num(v, path)
+		case "due_at":
+			t.DueAt = d.str(v, path)
+		case "created_at":
+			t.CreatedAt = d.str(v, path)
+		case "context_notes":
+			t.ContextNotes = d.notes(v, path)
+		default:
+			return false
 		}
-		var note companyos.Note
-		d.fields(e, p, func(key string, v *node, path string) bool {
-			switch key {
-			case "at":
-				note.At = d.str(v, path)
-			case "actor":
-				note.Actor = d.str(v, path)
-			case "text":
-				note.Text = d.str(v, path)
-			default:
-				return false
-			}
-			return true
-		})
-		out = append(out, note)
-	}
-	return out
+		return true
+	})
+}
+
+func (d *decoder) notes(n *node, path string) []companyos.Note {
+	return objects(d, n, path, "a note object {at, actor, text}", func(note *companyos.Note, key string, v *node, path string) bool {
+		switch key {
+		case "at":
+			note.At = d.str(v, path)
+		case "actor":
+			note.Actor = d.str(v, path)
+		case "text":
+			note.Text = d.str(v, path)
+		default:
+			return false
+		}
+		return true
+	})
 }
 
 func (d *decoder) memory(n *node, path string) []companyos.MemoryEntry {
-	elems := d.list(n, path)
-	out := make([]companyos.MemoryEntry, 0, len(elems))
-	for i, e := range elems {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		if e.kind != kindObject {
-			d.typeErr(e, p, "a memory entry object")
-			continue
+	return objects(d, n, path, "a memory entry object", func(m *companyos.MemoryEntry, key string, v *node, path string) bool {
+		switch key {
+		case "id":
+			m.ID = d.id(v, path)
+		case "scope":
+			m.Scope = d.str(v, path)
+		case "title":
+			m.Title = d.str(v, path)
+		case "body":
+			m.Body = d.str(v, path)
+		case "tags":
+			m.Tags = d.strList(v, path)
+		case "summary_l0":
+			m.SummaryL0 = d.str(v, path)
+		case "summary_l1":
+			m.SummaryL1 = d.str(v, path)
+		case "kind":
+			m.Kind = d.str(v, path)
+		case "created_at":
+			m.CreatedAt = d.str(v, path)
+		default:
+			return false
 		}
-		var m companyos.MemoryEntry
-		d.fields(e, p, func(key string, v *node, path string) bool {
-			switch key {
-			case "id":
-				m.ID = d.id(v, path)
-			case "scope":
-				m.Scope = d.str(v, path)
-			case "title":
-				m.Title = d.str(v, path)
-			case "body":
-				m.Body = d.str(v, path)
-			case "tags":
-				m.Tags = d.strList(v, path)
-			case "summary_l0":
-				m.SummaryL0 = d.str(v, path)
-			case "summary_l1":
-				m.SummaryL1 = d.str(v, path)
-			case "kind":
-				m.Kind = d.str(v, path)
-			case "created_at":
-				m.CreatedAt = d.str(v, path)
-			default:
-				return false
-			}
-			return true
-		})
-		out = append(out, m)
-	}
-	return out
+		return true
+	})
 }
 
 // str reads a string; null is "".

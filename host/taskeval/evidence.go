@@ -3,6 +3,7 @@ package taskeval
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -330,7 +331,7 @@ func ValidateBundle(b *Bundle) error {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidBundle}, args...)...))
 	}
 	want := SourceOrder()
-	if !equalSources(b.SourceOrder, want) {
+	if !slices.Equal(b.SourceOrder, want) {
 		bad("sourceOrder must be %v, got %v", want, b.SourceOrder)
 	}
 	seen := map[string]bool{}
@@ -356,16 +357,4 @@ func ValidateBundle(b *Bundle) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func equalSources(a, b []Source) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -53,11 +53,7 @@ func DecodeFile(file string, data []byte) (*File, diag.List) {
 		}
 	}
 	shas := map[string]string{} // lowercased sha -> path of its first commit
-	top.array("commits", func(it *node, p string) {
-		f, ok := r.object(it, p)
-		if !ok {
-			return
-		}
+	top.objects("commits", func(f *fields, p string) {
 		c := Commit{SHA: f.reqStr("sha"), Subject: f.str("subject"), Message: f.str("message"),
 			Author: f.str("author"), Timestamp: f.time("timestamp")}
 		if v := f.get("sha"); v != nil && v.kind == 's' && c.SHA != "" && !shaPattern.MatchString(c.SHA) {
@@ -68,14 +64,9 @@ func DecodeFile(file string, data []byte) (*File, diag.List) {
 			}
 			shas[strings.ToLower(c.SHA)] = p
 		}
-		f.done()
 		t.Commits = append(t.Commits, c)
 	})
-	top.array("workflow", func(it *node, p string) {
-		f, ok := r.object(it, p)
-		if !ok {
-			return
-		}
+	top.objects("workflow", func(f *fields, p string) {
 		w := WorkflowStep{ID: f.str("id"), Name: f.reqStr("name"), Status: f.reqStr("status"),
 			Output: f.str("output"), StartedAt: f.time("startedAt"), CompletedAt: f.time("completedAt")}
 		if v := f.get("status"); v != nil && v.kind == 's' && w.Status != "" {
@@ -85,53 +76,27 @@ func DecodeFile(file string, data []byte) (*File, diag.List) {
 				r.errf(v.off, CodeField, "%s.status: want passed, failed or pending, got %q", p, w.Status)
 			}
 		}
-		f.done()
 		t.Workflow = append(t.Workflow, w)
 	})
-	top.array("reviews", func(it *node, p string) {
-		f, ok := r.object(it, p)
-		if !ok {
-			return
-		}
+	top.objects("reviews", func(f *fields, p string) {
 		t.Reviews = append(t.Reviews, Review{Reviewer: f.str("reviewer"), Verdict: f.reqStr("verdict"),
 			Summary: f.str("summary"), Timestamp: f.time("timestamp")})
-		f.done()
 	})
-	top.array("documents", func(it *node, p string) {
-		f, ok := r.object(it, p)
-		if !ok {
-			return
-		}
+	top.objects("documents", func(f *fields, p string) {
 		t.Documents = append(t.Documents, Document{Key: f.reqStr("key"), Revision: f.integer("revision"),
 			Author: f.str("author"), Content: f.str("content"), UpdatedAt: f.time("updatedAt")})
-		f.done()
 	})
-	top.array("activity", func(it *node, p string) {
-		f, ok := r.object(it, p)
-		if !ok {
-			return
-		}
+	top.objects("activity", func(f *fields, p string) {
 		t.Activity = append(t.Activity, ActivityEntry{Timestamp: f.time("timestamp"),
 			Action: f.reqStr("action"), Outcome: f.str("outcome")})
-		f.done()
 	})
-	top.array("agentLogs", func(it *node, p string) {
-		f, ok := r.object(it, p)
-		if !ok {
-			return
-		}
+	top.objects("agentLogs", func(f *fields, p string) {
 		t.AgentLogs = append(t.AgentLogs, AgentLog{Timestamp: f.time("timestamp"), Type: f.str("type"),
 			Agent: f.str("agent"), Text: f.reqStr("text"), Detail: f.str("detail")})
-		f.done()
 	})
-	top.array("runAudit", func(it *node, p string) {
-		f, ok := r.object(it, p)
-		if !ok {
-			return
-		}
+	top.objects("runAudit", func(f *fields, p string) {
 		t.RunAudit = append(t.RunAudit, AuditEvent{ID: f.str("id"), Timestamp: f.time("timestamp"),
 			Domain: f.str("domain"), MutationType: f.reqStr("mutationType"), Target: f.str("target")})
-		f.done()
 	})
 	if v := top.get("deterministicScores"); v != nil {
 		if f, ok := r.object(v, "deterministicScores"); ok {

@@ -359,6 +359,19 @@ func (f *fields) array(key string, each func(item *node, path string)) {
 	}
 }
 
+// objects reads an optional array field of objects, calling each for every
+// item that is an object and then reporting the keys each did not read.
+func (f *fields) objects(key string, each func(item *fields, path string)) {
+	f.array(key, func(it *node, p string) {
+		o, ok := f.r.object(it, p)
+		if !ok {
+			return
+		}
+		each(o, p)
+		o.done()
+	})
+}
+
 func describe(v *node) string {
 	switch v.kind {
 	case 'n':

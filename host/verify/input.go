@@ -18,7 +18,6 @@ import (
 
 // Diagnostic codes for run inputs.
 const (
-	codeRunDir      = "run.dir"
 	codeRunMetrics  = "run.metrics"
 	codeTurnsSyntax = "turns.syntax"
 	codeTurnsField  = "turns.field"

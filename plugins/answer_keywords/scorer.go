@@ -1,7 +1,6 @@
 package answerkeywords
 
 import (
-	"context"
 	"fmt"
 	"unicode/utf8"
 
@@ -30,23 +29,11 @@ func description() sdk.Description {
 	}
 }
 
-// scorer is the answer_keywords scorer.
-type scorer struct{}
-
-var _ sdk.Scorer = scorer{}
-
 // New returns the answer_keywords scorer.
-func New() sdk.Scorer { return scorer{} }
+func New() sdk.Scorer { return grade.NewScorer(description, checkCase) }
 
-// Describe implements sdk.Scorer.
-func (scorer) Describe() sdk.Description { return description() }
-
-// Score implements sdk.Scorer.
-func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s := grade.NewSheet(description(), &c.Task)
+// checkCase records the checks of case c on s.
+func checkCase(s *grade.Sheet, c *sdk.Case) {
 	answer := c.Turn.Answer
 	if kws, ok := s.StringList(KeyAnswerKeywords); ok {
 		s.KeywordCheck(KeyAnswerKeywords, "the answer", answer, kws)
@@ -54,7 +41,6 @@ func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	if n, ok := s.Integer(KeyMinAnswerLength); ok {
 		minLength(s, KeyMinAnswerLength, answer, n)
 	}
-	return s.Result(), nil
 }
 
 // minLength records check k: 1 when text has at least n runes, else runes/n.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/assay-eval/assay/plugins/internal/grade"
 	"github.com/assay-eval/assay/sdk"
 )
 
@@ -45,8 +46,8 @@ func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	for _, up := range c.Upstream {
 		score := up.Result.Score
 		if math.IsNaN(score) || score < 0 || score > 1 {
-			r.Diagnostics = append(r.Diagnostics, fmt.Sprintf("%s: score %v is outside [0,1]; counted as %v", up.Scorer, score, clamp(score)))
-			score = clamp(score)
+			r.Diagnostics = append(r.Diagnostics, fmt.Sprintf("%s: score %v is outside [0,1]; counted as %v", up.Scorer, score, grade.Clamp(score)))
+			score = grade.Clamp(score)
 		}
 		sum += score
 		r.Checks = append(r.Checks, up.Result.Checks...)
@@ -59,14 +60,4 @@ func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	slices.Sort(r.FailureTags)
 	r.FailureTags = slices.Compact(r.FailureTags)
 	return r, nil
-}
-
-func clamp(x float64) float64 {
-	switch {
-	case math.IsNaN(x) || x < 0:
-		return 0
-	case x > 1:
-		return 1
-	}
-	return x
 }

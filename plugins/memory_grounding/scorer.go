@@ -1,7 +1,6 @@
 package memorygrounding
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,24 +45,11 @@ func description() sdk.Description {
 	}
 }
 
-// scorer is the memory_grounding scorer.
-type scorer struct{}
-
-var _ sdk.Scorer = scorer{}
-
 // New returns the memory_grounding scorer.
-func New() sdk.Scorer { return scorer{} }
+func New() sdk.Scorer { return grade.NewScorer(description, checkCase) }
 
-// Describe implements sdk.Scorer.
-func (scorer) Describe() sdk.Description { return description() }
-
-// Score implements sdk.Scorer.
-func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s := grade.NewSheet(description(), &c.Task)
-
+// checkCase records the checks of case c on s.
+func checkCase(s *grade.Sheet, c *sdk.Case) {
 	extra, hasExtra := s.StringList(KeyMemoryTools)
 	if want, ok := s.Bool(KeyMemoryToolCalled); ok {
 		toolCheck(s, c.Turn.ToolCalls, extra, want)
@@ -89,7 +75,6 @@ func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	if kws, ok := s.StringList(KeyAnswerKeywords); ok {
 		s.KeywordCheck(KeyAnswerKeywords, "the answer", c.Turn.Answer, kws)
 	}
-	return s.Result(), nil
 }
 
 // toolCheck records memory_tool_called.

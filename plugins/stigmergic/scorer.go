@@ -1,7 +1,6 @@
 package stigmergic
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -34,27 +33,15 @@ func description() sdk.Description {
 	}
 }
 
-// scorer is the stigmergic scorer.
-type scorer struct{}
-
-var _ sdk.Scorer = scorer{}
-
 // New returns the stigmergic scorer.
-func New() sdk.Scorer { return scorer{} }
+func New() sdk.Scorer { return grade.NewScorer(description, checkCase) }
 
-// Describe implements sdk.Scorer.
-func (scorer) Describe() sdk.Description { return description() }
-
-// Score implements sdk.Scorer.
-func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s := grade.NewSheet(description(), &c.Task)
+// checkCase records the checks of case c on s.
+func checkCase(s *grade.Sheet, c *sdk.Case) {
 	want, checkWritten := s.Bool(KeyNoteWritten)
 	kws, checkKeywords := s.StringList(KeyNoteKeywords)
 	if !checkWritten && !checkKeywords {
-		return s.Result(), nil
+		return
 	}
 	notes, tasks := newNotes(s, c)
 	if checkWritten {
@@ -77,7 +64,6 @@ func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 		}
 		s.KeywordCheck(KeyNoteKeywords, where, strings.Join(texts, "\n"), kws, tasks...)
 	}
-	return s.Result(), nil
 }
 
 func written(s *grade.Sheet, want bool, notes []sdk.Note, tasks, tools []string) {

@@ -1,7 +1,6 @@
 package taskstate
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -44,16 +43,8 @@ func description() sdk.Description {
 	}
 }
 
-// scorer is the task_state scorer.
-type scorer struct{}
-
-var _ sdk.Scorer = scorer{}
-
 // New returns the task_state scorer.
-func New() sdk.Scorer { return scorer{} }
-
-// Describe implements sdk.Scorer.
-func (scorer) Describe() sdk.Description { return description() }
+func New() sdk.Scorer { return grade.NewScorer(description, checkCase) }
 
 // want is what the task asks of the target task; a nil field is not checked.
 type want struct {
@@ -73,12 +64,8 @@ type pending struct {
 	detail string
 }
 
-// Score implements sdk.Scorer.
-func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s := grade.NewSheet(description(), &c.Task)
+// checkCase records the checks of case c on s.
+func checkCase(s *grade.Sheet, c *sdk.Case) {
 	w := read(s)
 	found := findTargets(s, c)
 
@@ -89,7 +76,7 @@ func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 		for _, key := range w.keys() {
 			s.Fail(key, "no target task: "+found.why)
 		}
-		return s.Result(), nil
+		return
 	}
 	var best []pending
 	bestScore, bestAt := -1.0, 0
@@ -107,7 +94,6 @@ func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	for _, p := range best {
 		s.Score(p.key, p.score, p.detail+suffix, id)
 	}
-	return s.Result(), nil
 }
 
 // read decodes the task's KPI values; a wrong type is recorded by the sheet.

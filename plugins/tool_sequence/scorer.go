@@ -1,7 +1,6 @@
 package toolsequence
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,23 +45,11 @@ func description() sdk.Description {
 	}
 }
 
-// scorer is the tool_sequence scorer.
-type scorer struct{}
-
-var _ sdk.Scorer = scorer{}
-
 // New returns the tool_sequence scorer.
-func New() sdk.Scorer { return scorer{} }
+func New() sdk.Scorer { return grade.NewScorer(description, checkCase) }
 
-// Describe implements sdk.Scorer.
-func (scorer) Describe() sdk.Description { return description() }
-
-// Score implements sdk.Scorer.
-func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s := grade.NewSheet(description(), &c.Task)
+// checkCase records the checks of case c on s.
+func checkCase(s *grade.Sheet, c *sdk.Case) {
 	called := make([]string, len(c.Turn.ToolCalls))
 	for i, tc := range c.Turn.ToolCalls {
 		called[i] = tc.Name
@@ -83,7 +70,6 @@ func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	if want, ok := s.StringListMap(KeyArgs); ok {
 		args(s, c.Turn.ToolCalls, want)
 	}
-	return s.Result(), nil
 }
 
 func contains(s *grade.Sheet, called, want []string) {

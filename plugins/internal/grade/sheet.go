@@ -68,12 +68,7 @@ func (s *Sheet) Verdict(k string, ok bool, detail string, evidence ...string) {
 // Score records a check of KPI key k with partial credit score, clamped to
 // [0,1]; it passes only at 1. A failed check carries k's failure tag.
 func (s *Sheet) Score(k string, score float64, detail string, evidence ...string) {
-	switch {
-	case math.IsNaN(score) || score < 0:
-		score = 0
-	case score > 1:
-		score = 1
-	}
+	score = Clamp(score)
 	c := sdk.Check{KPI: k, Score: score, Passed: score >= 1, Detail: detail}
 	if len(evidence) > 0 {
 		c.Evidence = slices.Clone(evidence)
@@ -82,6 +77,17 @@ func (s *Sheet) Score(k string, score float64, detail string, evidence ...string
 		c.FailureTag = s.Tag(k)
 	}
 	s.checks = append(s.checks, c)
+}
+
+// Clamp limits score x to [0,1]; NaN counts as 0.
+func Clamp(x float64) float64 {
+	switch {
+	case math.IsNaN(x) || x < 0:
+		return 0
+	case x > 1:
+		return 1
+	}
+	return x
 }
 
 // Checks returns the checks recorded so far.
