@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -36,6 +37,12 @@ func Serve(s Scorer) {
 			}
 			os.Exit(0)
 		}
+	}
+	if os.Getenv("GOGC") == "" {
+		// A plugin's live heap is small (one batch at a time) while it
+		// allocates fast (decoding cases): collecting less often costs a
+		// few megabytes and saves the host's run CPU it shares.
+		debug.SetGCPercent(400)
 	}
 	logger := hclog.New(&hclog.LoggerOptions{
 		Name:       string(desc.ID),
