@@ -328,6 +328,12 @@ func (e *Engine) scoreAll(ctx context.Context, candidate string, todo []*TurnSpe
 			break
 		}
 		e.scoreChunk(ctx, chunk)
+		if ctx.Err() != nil {
+			// Interrupted while scoring: the chunk's outcomes are the
+			// interruption, not the scorers' verdict. Record nothing of it;
+			// a rerun resumes here.
+			break
+		}
 		select {
 		case scored <- chunk:
 		case <-ctx.Done():
@@ -348,8 +354,8 @@ func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, ca
 	n := 0
 	var failed error
 	for chunk := range scored {
-		if failed != nil {
-			continue // drain, so the scoring stage never blocks
+		if failed != nil || ctx.Err() != nil {
+			continue // drain, so the scoring stage never blocks; an interrupted run records no more
 		}
 		if err := e.recordChunk(ctx, candidate, chunk, run, stored, results, out); err != nil {
 			failed = err
@@ -451,7 +457,7 @@ func (e *Engine) prepareChunk(ctx context.Context, specs []*TurnSpec) []*prepare
 	close(next)
 	wg.Wait()
 	for i, p := range out {
-		if p == nil { // cancelled before it was prepared
+		if p == nil { // cancelled before it was prepared: scoreAll stops before scoring it
 			out[i] = &prepared{spec: specs[i], info: e.tasks[specs[i].Label], turn: &trace.Turn{}, failed: true}
 		}
 	}

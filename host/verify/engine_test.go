@@ -376,3 +376,77 @@ func TestVerifyBoundsStoredExcerpts(t *testing.T) {
 	}
 	t.Fatalf("no result for %s", label)
 }
+
+// cancelling scores normally until it has seen n cases, then cancels the
+// run's context and reports the cases as failed, as a plugin host does when
+// its calls are cancelled.
+type cancelling struct {
+	*local
+	mu     sync.Mutex
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelling) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []pluginhost.Outcome {
+	c.mu.Lock()
+	c.n -= len(cases)
+	stop := c.n < 0
+	c.mu.Unlock()
+	if stop {
+		c.cancel()
+		out := make([]pluginhost.Outcome, len(cases))
+		for i := range out {
+			out[i].Err = context.Canceled
+		}
+		return out
+	}
+	return c.local.Score(ctx, id, cases)
+}
+
+// An interrupted verification records only turns that were really scored:
+// the interruption never becomes an unscored turn, and a rerun scores the rest.
+func TestVerifyInterruptRecordsNoFalseUnscored(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "assay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l := newLocal()
+	sc := &cancelling{local: l, n: 3, cancel: cancel}
+	p, set := loadFixturePack(t, l)
+	e, err := New(Config{Pack: p, Scorers: sc, Descriptions: l.descriptions(), CEL: set, Store: st,
+		ScorerVersion: "v", ChunkSize: 2, BatchSize: 2, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := fixtureInput(p, "c", "good")
+	if _, err := e.Verify(ctx, in, Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Verify after cancel = %v, want context.Canceled", err)
+	}
+	run, err := st.BeginRun(context.Background(), store.RunKey{Candidate: "c", PackSHA256: p.SHA256, PackName: p.Name(), ScorerVersion: "v"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.TurnsDone(context.Background(), run.ID, run.Attempt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) == len(p.Tasks) {
+		t.Fatalf("all %d turns recorded; the run was not interrupted", len(rows))
+	}
+	for label, r := range rows {
+		if r.Status != string(score.StatusScored) {
+			t.Errorf("turn %s recorded as %s after an interruption, want only scored turns", label, r.Status)
+		}
+	}
+	// The rerun scores the rest; every turn ends up scored exactly once.
+	e2, _ := New(Config{Pack: p, Scorers: l, Descriptions: l.descriptions(), CEL: set, Store: st, ScorerVersion: "v"})
+	out, err := e2.Verify(context.Background(), in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Resumed != len(rows) || out.Summary.Unscored != 0 || out.Summary.N != len(p.Tasks) {
+		t.Errorf("rerun: resumed %d (want %d), unscored %d, n %d", out.Resumed, len(rows), out.Summary.Unscored, out.Summary.N)
+	}
+}
