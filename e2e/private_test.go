@@ -65,6 +65,11 @@ func TestPrivateScorerWalkthrough(t *testing.T) {
 	if r := assayIn("doctor"); r.code != 0 {
 		t.Fatalf("doctor after sync: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// A database created later starts with the installed scorer set.
+	fresh := runRaw(t, "--plugin-dir", plugins, "--db", filepath.Join(dir, "fresh.db"), "frontier", "--pack", "examples/private-scorer/pack.yaml")
+	if fresh.code != 0 {
+		t.Fatalf("a new database after sync: exit %d\n%s%s", fresh.code, fresh.stdout, fresh.stderr)
+	}
 	score := func(trace string) result {
 		return assayIn("score", "--pack", "examples/private-scorer/pack.yaml", "--task", "cite_release_blocker",
 			"--trace", "examples/private-scorer/testdata/"+trace,

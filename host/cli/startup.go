@@ -117,6 +117,15 @@ func loadRuntime(ctx context.Context, cfg startupConfig) (*runtime, error) {
 			return nil, hostErr(fmt.Errorf("startup check: %w", err))
 		}
 		rt.store = st
+		if st.Created() && len(rt.manifest.Entries) > 0 {
+			// A database this command just created starts with the
+			// installed scorer set, not the migrations' built-in one: it
+			// holds no rows a sync could refuse for.
+			if err := st.SyncScorerEnum(ctx, manifestIDs(rt.manifest)); err != nil {
+				st.Close()
+				return nil, hostErr(fmt.Errorf("startup check: a new database: %w", err))
+			}
+		}
 		enum, err := st.ScorerEnum(ctx)
 		if err != nil && !errors.Is(err, store.ErrNoScorerConstraint) {
 			st.Close()

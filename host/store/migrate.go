@@ -99,6 +99,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	s.created = len(applied) == 0
 	for _, m := range ms {
 		if applied[m.version] {
 			continue

@@ -35,6 +35,7 @@ func (d Dialect) String() string {
 
 // Store is an open assay database.
 type Store struct {
+	created bool // this Open created the schema (the database was empty)
 	db      *sql.DB
 	dialect Dialect
 	now     func() time.Time
@@ -54,6 +55,11 @@ const (
 func IsPostgresURL(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
+
+// Created reports whether opening the store created its schema: the
+// database was empty, so its scorer CHECK is the migrations' built-in set,
+// not yet the installed one.
+func (s *Store) Created() bool { return s.created }
 
 // Open opens the database dsn names — a SQLite file path, or a postgres:// or
 // postgresql:// URL — and brings its schema up to date with the embedded

@@ -186,6 +186,17 @@ func (s *Store) TurnsDone(ctx context.Context, runID int64, attempt int) (map[st
 	return out, nil
 }
 
+// DeleteTurn removes one stored turn of an attempt, so it can be scored
+// again (a resumed run retries the turns it could not score).
+func (s *Store) DeleteTurn(ctx context.Context, runID int64, attempt int, label string) error {
+	_, err := s.db.ExecContext(ctx, s.Rebind(`DELETE FROM company_eval_turns WHERE run_id = ? AND attempt = ? AND label = ?`),
+		runID, attempt, label)
+	if err != nil {
+		return fmt.Errorf("delete turn %s of run %d: %w", label, runID, err)
+	}
+	return nil
+}
+
 // PutSnapshot stores a state snapshot under its sha256 (computed by the
 // caller over exactly these bytes). Storing the same key again is a no-op.
 func (s *Store) PutSnapshot(ctx context.Context, sha256 string, json []byte) error {

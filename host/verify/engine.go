@@ -235,6 +235,14 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 			return nil, fmt.Errorf("reading recorded turns of %s: %w", in.Candidate, err)
 		}
 		for label, row := range rows {
+			if row.Status == string(score.StatusUnscored) {
+				// A turn that could not be scored (its input unreadable,
+				// its scorer broken) is tried again on resume.
+				if err := e.cfg.Store.DeleteTurn(ctx, run.ID, run.Attempt, label); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			var r TurnResult
 			if err := json.Unmarshal(row.Result, &r); err != nil {
 				return nil, fmt.Errorf("reading recorded turn %s of %s: %w", label, in.Candidate, err)
@@ -755,13 +763,16 @@ func (e *Engine) finish(ctx context.Context, candidate string, p *prepared) Turn
 	if err == nil && p.upErr != nil {
 		err = p.upErr
 	}
-	if p.failed || err != nil {
+	if p.failed {
+		// The turn's input could not be read: nothing about it is known
+		// beyond why (its diagnostics).
+		r.Status, r.ProcessScore = score.StatusUnscored, nil
+		return r
+	}
+	if err != nil {
 		r.Status = score.StatusUnscored
-		if err != nil {
-			r.Diagnostics = append(r.Diagnostics, bound(fmt.Sprintf("scorer %s could not score the turn: %v", t.Scorer, err)))
-			hostTags = append(hostTags, score.TagScorerError)
-		}
-		r.FailureTags = score.MergeTags(hostTags)
+		r.Diagnostics = append(r.Diagnostics, bound(fmt.Sprintf("scorer %s could not score the turn: %v", t.Scorer, err)))
+		r.FailureTags = score.MergeTags(hostTags, []string{score.TagScorerError})
 		return r
 	}
 

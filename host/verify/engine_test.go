@@ -450,3 +450,44 @@ func TestVerifyInterruptRecordsNoFalseUnscored(t *testing.T) {
 		t.Errorf("rerun: resumed %d (want %d), unscored %d, n %d", out.Resumed, len(rows), out.Summary.Unscored, out.Summary.N)
 	}
 }
+
+// A resumed run tries again the turns it could not score, replacing them.
+func TestVerifyResumeRetriesUnscored(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l := newLocal()
+	l.fail["tool_sequence"] = true
+	e, p := newEngine(t, l, st)
+	in := fixtureInput(p, "c", "good")
+	first, err := e.Verify(ctx, in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Summary.Unscored == 0 {
+		t.Fatalf("no unscored turn with a failing tool_sequence")
+	}
+	l.fail["tool_sequence"] = false // the plugin is fixed
+	second, err := e.Verify(ctx, in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Summary.Unscored != 0 || second.Resumed != len(p.Tasks)-first.Summary.Unscored {
+		t.Errorf("after the fix: unscored %d, resumed %d; want 0 and %d", second.Summary.Unscored, second.Resumed, len(p.Tasks)-first.Summary.Unscored)
+	}
+	rows, err := st.TurnsDone(ctx, second.RunID, second.Attempt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for label, r := range rows {
+		if r.Status != string(score.StatusScored) {
+			t.Errorf("%s stored as %s", label, r.Status)
+		}
+	}
+	if len(rows) != len(p.Tasks) {
+		t.Errorf("%d rows stored, want %d", len(rows), len(p.Tasks))
+	}
+}
