@@ -414,7 +414,7 @@ func parseEvalFile(path string, src []byte) (verdict.Input, diag.List) {
 	}
 
 	var diags diag.List
-	at := func(keys ...string) diag.Pos { return evalPos(path, src, evalKeyOffset(src, keys...)) }
+	at := func(keys ...string) diag.Pos { return diag.OffsetPos(path, src, int(evalKeyOffset(src, keys...))) }
 	in.TaskID = f.TaskID
 	in.Metrics = map[string]float64{}
 	for k, v := range f.Metrics {
@@ -543,9 +543,9 @@ func evalDecodeDiag(path string, src []byte, err error) diag.Diagnostic {
 		if se.Offset >= int64(len(src)) {
 			off = int64(len(src))
 		}
-		return diag.Errorf(evalPos(path, src, off), "eval.syntax", "not valid JSON: %v", se)
+		return diag.Errorf(diag.OffsetPos(path, src, int(off)), "eval.syntax", "not valid JSON: %v", se)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return diag.Errorf(evalPos(path, src, int64(len(src))), "eval.syntax", "not valid JSON: unexpected end of input")
+		return diag.Errorf(diag.OffsetPos(path, src, int(int64(len(src)))), "eval.syntax", "not valid JSON: unexpected end of input")
 	case errors.As(err, &te):
 		start := evalValueStart(src, te.Offset)
 		field := te.Field
@@ -555,10 +555,10 @@ func evalDecodeDiag(path string, src []byte, err error) diag.Diagnostic {
 		if field == "" {
 			field = "the file"
 		}
-		return diag.Errorf(evalPos(path, src, start), "eval.type", "%s: want %s, got %s", field, evalTypeName(te.Type.String()), te.Value)
+		return diag.Errorf(diag.OffsetPos(path, src, int(start)), "eval.type", "%s: want %s, got %s", field, evalTypeName(te.Type.String()), te.Value)
 	}
 	if m := evalUnknownField.FindStringSubmatch(err.Error()); m != nil {
-		return diag.Errorf(evalPos(path, src, evalKeyOffset(src, m[1])), "eval.unknown_field",
+		return diag.Errorf(diag.OffsetPos(path, src, int(evalKeyOffset(src, m[1]))), "eval.unknown_field",
 			"unknown field %q: want taskId, metrics, tests, regressions, weightings, thresholds, kind or content", m[1])
 	}
 	return diag.Errorf(diag.Pos{File: path}, "eval.syntax", "%v", err)
@@ -649,13 +649,4 @@ func evalKeyOffset(src []byte, keys ...string) int64 {
 		off += int64(loc[0])
 	}
 	return off
-}
-
-// evalPos converts a byte offset to a position.
-func evalPos(file string, src []byte, off int64) diag.Pos {
-	off = max(0, min(off, int64(len(src))))
-	before := src[:off]
-	line := bytes.Count(before, []byte{'\n'}) + 1
-	start := bytes.LastIndexByte(before, '\n') + 1
-	return diag.Pos{File: file, Line: line, Col: len([]rune(string(before[start:]))) + 1}
 }

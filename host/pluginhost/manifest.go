@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"unicode/utf8"
 
 	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/assay-eval/assay/pkg/scorer"
@@ -68,7 +67,7 @@ func LoadManifest(dir string) (*Manifest, error) {
 	dec := json.NewDecoder(bytes.NewReader(src))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, diag.List{diag.Errorf(offsetPos(path, src, jsonOffset(err, dec)), "manifest.syntax", "%s", jsonMessage(err))}
+		return nil, diag.List{diag.Errorf(diag.OffsetPos(path, src, int(jsonOffset(err, dec))), "manifest.syntax", "%s", jsonMessage(err))}
 	}
 	m.Entries = f.Plugins
 	if l := m.check(); len(l) > 0 {
@@ -95,20 +94,6 @@ func jsonMessage(err error) string {
 		return fmt.Sprintf("%s: want %s, got %s", te.Field, te.Type, te.Value)
 	}
 	return err.Error()
-}
-
-// offsetPos turns a byte offset into a 1-based line and rune column.
-func offsetPos(file string, src []byte, off int64) diag.Pos {
-	if off > int64(len(src)) {
-		off = int64(len(src))
-	}
-	if off < 0 {
-		off = 0
-	}
-	before := src[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	start := bytes.LastIndexByte(before, '\n') + 1
-	return diag.Pos{File: file, Line: line, Col: utf8.RuneCount(before[start:]) + 1}
 }
 
 // check validates the entries: ids unique and non-empty, a binary and a

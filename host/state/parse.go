@@ -85,7 +85,7 @@ type decoder struct {
 	lenient bool
 }
 
-func (d *decoder) pos(off int64) diag.Pos { return PosAt(d.file, d.src, off) }
+func (d *decoder) pos(off int64) diag.Pos { return diag.OffsetPos(d.file, d.src, int(off)) }
 
 func (d *decoder) errorf(n *node, code, format string, args ...any) {
 	d.diags = append(d.diags, diag.Errorf(d.pos(n.off), code, format, args...))

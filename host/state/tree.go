@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/assay-eval/assay/pkg/diag"
 )
 
 // maxDepth bounds nesting so a hostile file cannot exhaust the stack.
@@ -249,13 +247,4 @@ func absolute(src []byte, err error) error {
 		return &syntaxError{off: max(0, min(off, int64(len(src)))), msg: se.Error()}
 	}
 	return err
-}
-
-// PosAt converts a byte offset in src to a 1-based line and rune column.
-func PosAt(file string, src []byte, off int64) diag.Pos {
-	off = max(0, min(off, int64(len(src))))
-	before := src[:off]
-	line := bytes.Count(before, []byte{'\n'}) + 1
-	lineStart := bytes.LastIndexByte(before, '\n') + 1
-	return diag.Pos{File: file, Line: line, Col: utf8.RuneCount(before[lineStart:]) + 1}
 }

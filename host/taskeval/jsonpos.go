@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/assay-eval/assay/pkg/diag"
 )
@@ -62,14 +61,7 @@ type reader struct {
 }
 
 func (r *reader) pos(off int) diag.Pos {
-	off += r.base
-	if off > len(r.src) {
-		off = len(r.src)
-	}
-	before := r.src[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
-	return diag.Pos{File: r.file, Line: line, Col: col}
+	return diag.OffsetPos(r.file, r.src, off+r.base)
 }
 
 func (r *reader) errf(off int, code, format string, args ...any) {

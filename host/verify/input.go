@@ -167,14 +167,14 @@ func decodeMetrics(file string, src []byte) ([]metrics, diag.List) {
 			continue
 		}
 		if m.Label == "" {
-			diags = append(diags, diag.Errorf(offsetPos(file, src, base), codeRunMetrics, "entry %d has no label", i))
+			diags = append(diags, diag.Errorf(diag.OffsetPos(file, src, base), codeRunMetrics, "entry %d has no label", i))
 			continue
 		}
 		if _, err := parseTime(m.StartedAt); err != nil {
-			diags = append(diags, diag.Errorf(offsetPos(file, src, base), codeRunMetrics, "entry %d: started_at: %v", i, err))
+			diags = append(diags, diag.Errorf(diag.OffsetPos(file, src, base), codeRunMetrics, "entry %d: started_at: %v", i, err))
 		}
 		if _, err := parseTime(m.FinishedAt); err != nil {
-			diags = append(diags, diag.Errorf(offsetPos(file, src, base), codeRunMetrics, "entry %d: finished_at: %v", i, err))
+			diags = append(diags, diag.Errorf(diag.OffsetPos(file, src, base), codeRunMetrics, "entry %d: finished_at: %v", i, err))
 		}
 		rows = append(rows, m)
 	}
@@ -441,7 +441,7 @@ func jsonDiag(file string, src []byte, base int, code, what string, err error) d
 	case errors.As(err, &te):
 		off = base + int(te.Offset)
 	}
-	return diag.Errorf(offsetPos(file, src, off), code, "%s: %v", what, err)
+	return diag.Errorf(diag.OffsetPos(file, src, off), code, "%s: %v", what, err)
 }
 
 // lineJSONDiag positions a JSON error within one line.
@@ -463,19 +463,6 @@ func lineJSONDiag(pos diag.Pos, line []byte, err error) diag.Diagnostic {
 	}
 	pos.Col = runeCol(line, off)
 	return diag.Errorf(pos, codeTurnsSyntax, "not a valid turn: %v", err)
-}
-
-// offsetPos converts a byte offset in src to a 1-based line and rune column.
-func offsetPos(file string, src []byte, off int) diag.Pos {
-	if off > len(src) {
-		off = len(src)
-	}
-	if off < 0 {
-		off = 0
-	}
-	line := 1 + bytes.Count(src[:off], []byte{'\n'})
-	start := bytes.LastIndexByte(src[:off], '\n') + 1
-	return diag.Pos{File: file, Line: line, Col: runeCol(src[start:], off-start)}
 }
 
 // runeCol is the 1-based rune column of byte offset off in line.

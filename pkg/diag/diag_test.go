@@ -128,3 +128,23 @@ func TestCapSeverity(t *testing.T) {
 		})
 	}
 }
+
+func TestOffsetPos(t *testing.T) {
+	src := []byte("ab\nnaïve x\n")
+	tests := []struct {
+		off  int
+		want Pos
+	}{
+		{0, Pos{File: "f", Line: 1, Col: 1}},
+		{2, Pos{File: "f", Line: 1, Col: 3}},
+		{3, Pos{File: "f", Line: 2, Col: 1}},
+		{10, Pos{File: "f", Line: 2, Col: 7}}, // after "naïve " (ï is two bytes)
+		{-5, Pos{File: "f", Line: 1, Col: 1}},
+		{99, Pos{File: "f", Line: 3, Col: 1}},
+	}
+	for _, tt := range tests {
+		if got := OffsetPos("f", src, tt.off); got != tt.want {
+			t.Errorf("OffsetPos(%d) = %v, want %v", tt.off, got, tt.want)
+		}
+	}
+}
