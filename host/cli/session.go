@@ -156,12 +156,8 @@ func (s *session) used() []scorer.ID {
 	for _, t := range s.pack.Tasks {
 		seen[t.Scorer] = true
 		if t.Scorer == verify.CompositeID {
-			for id, d := range s.descriptions {
-				for k := range t.KPIs {
-					if id != verify.CompositeID && d.Declares(k) {
-						seen[id] = true
-					}
-				}
+			for _, id := range verify.Upstreams(s.descriptions, t) {
+				seen[id] = true
 			}
 		}
 	}

@@ -101,7 +101,7 @@ func New(cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("task %q: scorer %q is not installed", t.Label, t.Scorer)
 		}
 		if t.Scorer == CompositeID {
-			ups := e.upstreamOf(t)
+			ups := Upstreams(cfg.Descriptions, t)
 			if len(ups) == 0 {
 				return nil, fmt.Errorf("task %q: no installed scorer declares any of its KPI keys", t.Label)
 			}
@@ -111,10 +111,11 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// upstreamOf lists every other scorer that declares one of t's KPI keys.
-func (e *Engine) upstreamOf(t *pack.Task) []scorer.ID {
+// Upstreams lists, sorted, every scorer other than composite that declares
+// one of t's KPI keys: the scorers a composite task runs first.
+func Upstreams(descs map[scorer.ID]scorer.Description, t *pack.Task) []scorer.ID {
 	var ids []scorer.ID
-	for id, d := range e.cfg.Descriptions {
+	for id, d := range descs {
 		if id == CompositeID {
 			continue
 		}
