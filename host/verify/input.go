@@ -260,7 +260,7 @@ func decodeTurnLine(file, dir string, lineNo int, line []byte, defaultCandidate 
 	var diags diag.List
 	fieldPos := func(name string) diag.Pos {
 		if i := bytes.Index(line, []byte(`"`+name+`"`)); i >= 0 {
-			return diag.Pos{File: file, Line: lineNo, Col: runeCol(line, i)}
+			return diag.Pos{File: file, Line: lineNo, Col: diag.OffsetPos("", line, i).Col}
 		}
 		return pos
 	}
@@ -430,45 +430,28 @@ func elementOffsets(src []byte) []int {
 	return out
 }
 
-// jsonDiag turns a JSON decoding error into a positioned diagnostic.
-func jsonDiag(file string, src []byte, base int, code, what string, err error) diag.Diagnostic {
-	off := base
+// jsonErrOffset is the offset of the byte a JSON decoding error points at
+// (encoding/json reports the offset just past it), 0 when it says none.
+func jsonErrOffset(err error) int {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		off = base + int(se.Offset)
+		return max(0, int(se.Offset)-1)
 	case errors.As(err, &te):
-		off = base + int(te.Offset)
+		return max(0, int(te.Offset)-1)
 	}
-	return diag.Errorf(diag.OffsetPos(file, src, off), code, "%s: %v", what, err)
+	return 0
+}
+
+// jsonDiag turns a JSON decoding error in src, from offset base, into a
+// positioned diagnostic.
+func jsonDiag(file string, src []byte, base int, code, what string, err error) diag.Diagnostic {
+	return diag.Errorf(diag.OffsetPos(file, src, base+jsonErrOffset(err)), code, "%s: %v", what, err)
 }
 
 // lineJSONDiag positions a JSON error within one line.
 func lineJSONDiag(pos diag.Pos, line []byte, err error) diag.Diagnostic {
-	off := 0
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = int(se.Offset) - 1
-	case errors.As(err, &te):
-		off = int(te.Offset) - 1
-	}
-	if off < 0 {
-		off = 0
-	}
-	if off > len(line) {
-		off = len(line)
-	}
-	pos.Col = runeCol(line, off)
+	pos.Col = diag.OffsetPos("", line, jsonErrOffset(err)).Col
 	return diag.Errorf(pos, codeTurnsSyntax, "not a valid turn: %v", err)
-}
-
-// runeCol is the 1-based rune column of byte offset off in line.
-func runeCol(line []byte, off int) int {
-	if off > len(line) {
-		off = len(line)
-	}
-	return len([]rune(string(line[:off]))) + 1
 }
