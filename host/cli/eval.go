@@ -78,9 +78,6 @@ func (a *app) eval(c *cli.Context) error {
 		}
 	}
 	if c.NArg() > 1 {
-		if strings.HasPrefix(c.Args().Get(1), "-") {
-			return invalidf("eval: flags go before FILE.json, e.g. assay eval --format json %s", c.Args().First())
-		}
 		return invalidf("eval: want at most one FILE.json, got %d arguments", c.NArg())
 	}
 
