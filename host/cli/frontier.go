@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/assay-eval/assay/host/score"
+	"github.com/assay-eval/assay/host/verify"
 )
 
 func (a *app) frontierCommand() *cli.Command {
@@ -33,7 +34,7 @@ Example:
 
 // frontierReport is `assay frontier --format json`.
 type frontierReport struct {
-	Pack          packRef           `json:"pack"`
+	Pack          verify.PackRef    `json:"pack"`
 	ScorerVersion string            `json:"scorer_version"`
 	Candidates    []storedCandidate `json:"candidates"`
 	Frontier      []string          `json:"frontier"`
@@ -62,7 +63,7 @@ func (a *app) frontier(c *cli.Context) error {
 		return hostErr(err)
 	}
 	rep := frontierReport{
-		Pack:          packRef{Name: s.pack.Name(), Path: s.pack.Path, SHA256: s.pack.SHA256},
+		Pack:          verify.PackRef{Name: s.pack.Name(), Path: s.pack.Path, SHA256: s.pack.SHA256},
 		ScorerVersion: s.scorerVersion,
 		Candidates:    []storedCandidate{},
 		Frontier:      []string{},
@@ -86,7 +87,7 @@ func (a *app) frontier(c *cli.Context) error {
 		}
 	}
 	sort.Slice(rep.Candidates, func(i, j int) bool { return rep.Candidates[i].Candidate < rep.Candidates[j].Candidate })
-	rep.Frontier = frontier(s.pack.Scoring.ParetoFilter, current)
+	rep.Frontier = verify.Frontier(s.pack.Scoring.ParetoFilter, current)
 	if format == "json" {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -103,7 +104,7 @@ func (a *app) frontier(c *cli.Context) error {
 	}
 	for _, sc := range rep.Candidates {
 		m := sc.Summary
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.2f\t%.2f\t%s\t%.1f\t%s\t%t\t%t\n", sc.Candidate, sc.RunID, m.MeanScore, m.FinalizeRate,
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t%s\t%.3f\t%s\t%t\t%t\n", sc.Candidate, sc.RunID, m.MeanScore, m.FinalizeRate,
 			m.ErrorRate, secs(m.MeanLatencyS), m.MeanToolCalls, usd(m.MeanCostUSD), m.Eligible, onFrontier[sc.Candidate])
 	}
 	tw.Flush()

@@ -17,7 +17,6 @@ import (
 	"github.com/assay-eval/assay/host/kpi"
 	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/host/pluginhost"
-	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/verify"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/plugins/builtin"
@@ -132,20 +131,6 @@ func (s *session) start(ctx context.Context) error {
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return hostErr(fmt.Errorf("starting the pack's scorers: %w", err))
-	}
-	return nil
-}
-
-// recordPack stores one row per pack task, each under the database's
-// scorer CHECK.
-func (s *session) recordPack(ctx context.Context) error {
-	rows := make([]store.PackTask, len(s.pack.Tasks))
-	for i, t := range s.pack.Tasks {
-		rows[i] = store.PackTask{PackSHA256: s.pack.SHA256, Company: s.pack.Company.ID, Label: t.Label,
-			Scorer: string(t.Scorer), Weight: t.Weight, SliceTags: t.SliceTags}
-	}
-	if err := s.rt.store.UpsertPackTasks(ctx, rows); err != nil {
-		return hostErr(fmt.Errorf("recording pack %s: %w", s.pack.Path, err))
 	}
 	return nil
 }

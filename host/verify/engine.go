@@ -178,7 +178,8 @@ type Outcome struct {
 	Candidate string
 	RunID     int64
 	Attempt   int
-	Resumed   int          // turns taken from an earlier, interrupted verification
+	Reused    int          // turns taken from an earlier verification, their inputs unchanged
+	Rescored  []string     // labels of recorded turns scored again because their inputs changed
 	Results   []TurnResult // in pack task order, missing tasks included
 	Summary   score.Summary
 	// Diagnostics are the run's input problems: warnings (unknown labels,
@@ -261,7 +262,7 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 			continue
 		}
 		if _, ok := done[ts.Label]; ok {
-			out.Resumed++
+			out.Reused++
 			continue
 		}
 		todo = append(todo, ts)

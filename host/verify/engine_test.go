@@ -253,8 +253,8 @@ func TestVerifyResumesAndFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.Resumed != 3 || second.RunID != first.RunID || second.Attempt != first.Attempt {
-		t.Errorf("resumed %d run %d attempt %d, want 3, %d, %d", second.Resumed, second.RunID, second.Attempt, first.RunID, first.Attempt)
+	if second.Reused != 3 || second.RunID != first.RunID || second.Attempt != first.Attempt {
+		t.Errorf("resumed %d run %d attempt %d, want 3, %d, %d", second.Reused, second.RunID, second.Attempt, first.RunID, first.Attempt)
 	}
 	for _, ts := range partial.Turns {
 		if l.labels[ts.Label] != seen[ts.Label] {
@@ -273,8 +273,8 @@ func TestVerifyResumesAndFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fresh.Attempt != second.Attempt+1 || fresh.Resumed != 0 {
-		t.Errorf("fresh attempt %d resumed %d, want %d and 0", fresh.Attempt, fresh.Resumed, second.Attempt+1)
+	if fresh.Attempt != second.Attempt+1 || fresh.Reused != 0 {
+		t.Errorf("fresh attempt %d resumed %d, want %d and 0", fresh.Attempt, fresh.Reused, second.Attempt+1)
 	}
 	if diff := cmp.Diff(second.Summary, fresh.Summary); diff != "" {
 		t.Errorf("resumed summary differs from a fresh one (-resumed +fresh):\n%s", diff)
@@ -446,8 +446,8 @@ func TestVerifyInterruptRecordsNoFalseUnscored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Resumed != len(rows) || out.Summary.Unscored != 0 || out.Summary.N != len(p.Tasks) {
-		t.Errorf("rerun: resumed %d (want %d), unscored %d, n %d", out.Resumed, len(rows), out.Summary.Unscored, out.Summary.N)
+	if out.Reused != len(rows) || out.Summary.Unscored != 0 || out.Summary.N != len(p.Tasks) {
+		t.Errorf("rerun: resumed %d (want %d), unscored %d, n %d", out.Reused, len(rows), out.Summary.Unscored, out.Summary.N)
 	}
 }
 
@@ -475,8 +475,8 @@ func TestVerifyResumeRetriesUnscored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.Summary.Unscored != 0 || second.Resumed != len(p.Tasks)-first.Summary.Unscored {
-		t.Errorf("after the fix: unscored %d, resumed %d; want 0 and %d", second.Summary.Unscored, second.Resumed, len(p.Tasks)-first.Summary.Unscored)
+	if second.Summary.Unscored != 0 || second.Reused != len(p.Tasks)-first.Summary.Unscored {
+		t.Errorf("after the fix: unscored %d, resumed %d; want 0 and %d", second.Summary.Unscored, second.Reused, len(p.Tasks)-first.Summary.Unscored)
 	}
 	rows, err := st.TurnsDone(ctx, second.RunID, second.Attempt)
 	if err != nil {

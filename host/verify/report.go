@@ -1,0 +1,222 @@
+package verify
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/assay-eval/assay/host/score"
+	"github.com/assay-eval/assay/pkg/diag"
+)
+
+// PackRef names the pack a report is about.
+type PackRef struct {
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// Report is one verification of one or more candidates against a pack: what
+// Run returns and what summary.json holds (docs/verify.md).
+type Report struct {
+	Pack       PackRef           `json:"pack"`
+	Candidates []CandidateReport `json:"candidates"`
+	Frontier   []string          `json:"frontier"`
+	// Errors are the candidates whose input could not be read at all: they
+	// were not verified, and each is listed with why.
+	Errors []CandidateError `json:"errors"`
+	// ScorerFailures are the scorers that produced no result for too many
+	// of a candidate's turns (Request.ScorerErrorShare): the host could not
+	// run them.
+	ScorerFailures []ScorerFailure `json:"scorer_failures"`
+	// UnreadableTurns counts the turns recorded unscored because their input
+	// (trace or snapshot) could not be read.
+	UnreadableTurns int `json:"unreadable_turns"`
+	// Diagnostics are every input problem found, warnings included; they
+	// were also passed to Request.Diagnostics as they were found.
+	Diagnostics diag.List `json:"-"`
+}
+
+// CandidateReport is one verified candidate: its score summary, what was
+// reused from an earlier verification, and its verdict.
+type CandidateReport struct {
+	score.Summary
+	RunID int64 `json:"run_id,omitempty"`
+	// Reused counts the turns taken from the candidate's earlier
+	// verification because their inputs were unchanged.
+	Reused int `json:"reused"`
+	// Rescored counts the recorded turns scored again because their inputs
+	// changed; RescoredLabels names them.
+	Rescored       int        `json:"rescored"`
+	RescoredLabels []string   `json:"-"`
+	Verdict        RunVerdict `json:"verdict"`
+}
+
+// CandidateError is a candidate that could not be verified.
+type CandidateError struct {
+	Candidate string `json:"candidate"`
+	Input     string `json:"input"` // the run directory or turns file
+	Error     string `json:"error"`
+}
+
+// ScorerFailure is a scorer that produced no result for Failed of the Turns
+// it was asked to score for Candidate.
+type ScorerFailure struct {
+	Candidate string `json:"candidate"`
+	Scorer    string `json:"scorer"`
+	Failed    int    `json:"failed"`
+	Turns     int    `json:"turns"`
+}
+
+func (f ScorerFailure) String() string {
+	return fmt.Sprintf("scorer %s produced no result for %d of %d turns of candidate %s", f.Scorer, f.Failed, f.Turns, f.Candidate)
+}
+
+// Status is how a verification ended, worst first; it maps onto the exit
+// codes of `assay verify` (docs/verify.md).
+type Status int
+
+const (
+	// StatusHostFailed: a scorer could not run (ScorerFailures).
+	StatusHostFailed Status = iota
+	// StatusInvalidInput: a candidate or some turns could not be read.
+	StatusInvalidInput
+	// StatusGateFailed: a verified candidate failed a gate.
+	StatusGateFailed
+	// StatusPassed: every candidate was verified and passed its gates.
+	StatusPassed
+)
+
+// Status says how the verification ended, with the reason when it did not
+// pass.
+func (r *Report) Status() (Status, string) {
+	if len(r.ScorerFailures) > 0 {
+		msgs := make([]string, len(r.ScorerFailures))
+		for i, f := range r.ScorerFailures {
+			msgs[i] = f.String()
+		}
+		return StatusHostFailed, "the host could not run a scorer: " + strings.Join(msgs, "; ")
+	}
+	if len(r.Errors) > 0 {
+		names := make([]string, len(r.Errors))
+		for i, e := range r.Errors {
+			names[i] = e.Candidate
+		}
+		return StatusInvalidInput, "not verified, its input could not be read: " + strings.Join(names, ", ")
+	}
+	if r.UnreadableTurns > 0 {
+		return StatusInvalidInput, fmt.Sprintf("%d turns could not be read; they are recorded as unscored", r.UnreadableTurns)
+	}
+	for _, c := range r.Candidates {
+		if !c.Gates.Passed {
+			return StatusGateFailed, ""
+		}
+	}
+	return StatusPassed, ""
+}
+
+// DefaultScorerErrorShare is the share of a candidate's turns a scorer may
+// fail to score (scorer_error) before the host counts the scorer as unable
+// to run.
+const DefaultScorerErrorShare = 0.5
+
+// scorerFailures lists the scorers that produced no result for every one of
+// the candidate's turns they were asked to score, or for more than share of
+// them. A turn is charged to its task's scorer (a composite task to
+// composite, whose diagnostics name the upstream scorer that failed); a turn
+// whose input could not be read is charged to no scorer.
+func scorerFailures(candidate string, rs []TurnResult, scorerOf map[string]string, share float64) []ScorerFailure {
+	turns, failed := map[string]int{}, map[string]int{}
+	for _, r := range rs {
+		id := scorerOf[r.Label]
+		if r.Status == score.StatusMissing || id == "" {
+			continue
+		}
+		broke := r.Status == score.StatusUnscored && hasTag(r.FailureTags, score.TagScorerError)
+		if r.Status == score.StatusUnscored && !broke {
+			continue
+		}
+		turns[id]++
+		if broke {
+			failed[id]++
+		}
+	}
+	var out []ScorerFailure
+	for id, n := range turns {
+		f := failed[id]
+		if f > 0 && (f == n || float64(f)/float64(n) > share) {
+			out = append(out, ScorerFailure{Candidate: candidate, Scorer: id, Failed: f, Turns: n})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Scorer < out[j].Scorer })
+	return out
+}
+
+func hasTag(tags []string, tag string) bool {
+	for _, t := range tags {
+		if t == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// Frontier is the Pareto frontier of the eligible candidates; with
+// pareto_filter off, every eligible candidate, best mean score first.
+func Frontier(pareto bool, sums []score.Summary) []string {
+	if pareto {
+		f := score.Frontier(sums)
+		if f == nil {
+			f = []string{}
+		}
+		return f
+	}
+	var el []score.Summary
+	for _, s := range sums {
+		if s.Eligible {
+			el = append(el, s)
+		}
+	}
+	sort.SliceStable(el, func(i, j int) bool { return el[i].MeanScore > el[j].MeanScore })
+	out := []string{}
+	for _, s := range el {
+		out = append(out, s.Candidate)
+	}
+	return out
+}
+
+// regressionDrop is how far a task's turn score must fall against the
+// baseline to count as a regression.
+const regressionDrop = 0.05
+
+// turnScores maps each scored turn's label to its turn score.
+func turnScores(rs []TurnResult) map[string]float64 {
+	m := map[string]float64{}
+	for _, r := range rs {
+		if r.TurnScore != nil {
+			m[r.Label] = *r.TurnScore
+		}
+	}
+	return m
+}
+
+// regressed lists the tasks whose turn score fell by more than regressionDrop
+// against the baseline (a scored baseline task that is now unscored or
+// missing regressed too).
+func regressed(rs []TurnResult, baseline map[string]float64) []string {
+	var out []string
+	for _, r := range rs {
+		b, ok := baseline[r.Label]
+		if !ok {
+			continue
+		}
+		if r.TurnScore == nil {
+			out = append(out, fmt.Sprintf("%s: %s (baseline %.3f)", r.Label, r.Status, b))
+			continue
+		}
+		if b-*r.TurnScore > regressionDrop+1e-9 {
+			out = append(out, fmt.Sprintf("%s: turn score %.3f, baseline %.3f", r.Label, *r.TurnScore, b))
+		}
+	}
+	return out
+}

@@ -1,0 +1,284 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/assay-eval/assay/host/score"
+	"github.com/assay-eval/assay/host/store"
+	"github.com/assay-eval/assay/pkg/diag"
+)
+
+// Request is one verification: which candidates, against what (Engine), and
+// what to do with the results. `assay verify` builds one from its flags; a
+// server or a queue worker builds the same.
+type Request struct {
+	// Engine is the pack, scorers and store to verify with.
+	Engine Config
+	// Runs are harness candidate directories; TurnsFile is a turns file.
+	// Give one or the other.
+	Runs      []string
+	TurnsFile string
+	// Candidate overrides the candidate ID of a single run or of a turns
+	// file's turns that name none.
+	Candidate string
+	// Baseline is the candidate regressions are measured against: one of
+	// this request's candidates, else its latest recorded run of the same
+	// pack and scorer version.
+	Baseline string
+	// Fresh starts every candidate over as a new attempt.
+	Fresh bool
+	// OutDir, when set, receives results.json (streamed) and summary.json
+	// (the Report).
+	OutDir string
+	// ScorerErrorShare is the share of a candidate's turns a scorer may fail
+	// to score before it counts as unable to run; zero or less means
+	// DefaultScorerErrorShare. A scorer that scores none of its turns is
+	// always unable to run.
+	ScorerErrorShare float64
+
+	// Start, when set, is called once the inputs are read and before any
+	// turn is scored (to launch the scorers, say); its error ends Run.
+	Start func(ctx context.Context) error
+	// Diagnostics, when set, receives input problems as they are found.
+	Diagnostics func(diag.List)
+	// OnCandidate, when set, is called as each candidate is verified, with
+	// its outcome (its Results are dropped after the call: a large run
+	// keeps only summaries) and its report entry.
+	OnCandidate func(out *Outcome, c *CandidateReport)
+}
+
+// InputError is a request Run cannot verify at all: an unreadable turns
+// file, two runs with one candidate ID, an unknown baseline.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Run verifies every candidate of req and returns the report. A candidate
+// whose input cannot be read is listed in Report.Errors and the others are
+// verified. Run returns an *InputError when the request cannot be verified
+// at all, an error wrapping context.Canceled when interrupted (a rerun
+// resumes), and any other error when the host failed (the scorers, the
+// store, the output directory).
+func Run(ctx context.Context, req Request) (*Report, error) {
+	p := req.Engine.Pack
+	if p == nil {
+		return nil, errors.New("verify: a pack is required")
+	}
+	if req.ScorerErrorShare <= 0 {
+		req.ScorerErrorShare = DefaultScorerErrorShare
+	}
+	rep := &Report{Pack: PackRef{Name: p.Name(), Path: p.Path, SHA256: p.SHA256}, Candidates: []CandidateReport{},
+		Frontier: []string{}, Errors: []CandidateError{}, ScorerFailures: []ScorerFailure{}}
+	r := &runner{req: req, rep: rep}
+	inputs, err := r.readInputs()
+	if err != nil {
+		return nil, err
+	}
+	if req.Start != nil {
+		if err := req.Start(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := recordPack(ctx, req.Engine); err != nil {
+		return nil, err
+	}
+	if r.eng, err = New(req.Engine); err != nil {
+		return nil, err
+	}
+	r.scorerOf = make(map[string]string, len(p.Tasks))
+	for _, t := range p.Tasks {
+		r.scorerOf[t.Label] = string(t.Scorer)
+	}
+	if err := r.loadBaseline(ctx, inputs); err != nil {
+		return nil, err
+	}
+	if req.OutDir != "" {
+		if r.rw, err = newResultsWriter(req.OutDir); err != nil {
+			return nil, err
+		}
+		defer r.rw.abort()
+	}
+	var sums []score.Summary
+	for _, in := range inputs {
+		c, err := r.verify(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		rep.Candidates = append(rep.Candidates, *c)
+		sums = append(sums, c.Summary)
+	}
+	rep.Frontier = Frontier(p.Scoring.ParetoFilter, sums)
+	if r.rw != nil {
+		if err := r.rw.close(); err != nil {
+			return nil, err
+		}
+		if err := writeJSON(filepath.Join(req.OutDir, "summary.json"), rep); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// runner is one Run in progress.
+type runner struct {
+	req      Request
+	rep      *Report
+	eng      *Engine
+	rw       *resultsWriter
+	baseline map[string]float64 // task label -> the baseline's turn score
+	scorerOf map[string]string  // task label -> its scorer
+}
+
+func (r *runner) diagnose(ds diag.List) {
+	if len(ds) == 0 {
+		return
+	}
+	r.rep.Diagnostics = append(r.rep.Diagnostics, ds...)
+	if r.req.Diagnostics != nil {
+		r.req.Diagnostics(ds)
+	}
+}
+
+// readInputs reads the turns file or every run directory, baseline first so
+// every other candidate can be compared with it as soon as it is scored. A
+// run directory that cannot be read is listed in the report's errors.
+func (r *runner) readInputs() ([]*Input, error) {
+	var inputs []*Input
+	if r.req.TurnsFile != "" {
+		ins, ds, err := ReadTurnsFile(r.req.TurnsFile, r.req.Candidate)
+		if err != nil {
+			return nil, &InputError{Err: err}
+		}
+		r.diagnose(ds)
+		if ds.HasErrors() {
+			return nil, &InputError{Err: fmt.Errorf("turns file %s is not valid", r.req.TurnsFile)}
+		}
+		inputs = ins
+	}
+	seen := map[string]string{}
+	for _, dir := range r.req.Runs {
+		in, ds, err := ReadRunDir(dir, r.req.Candidate)
+		r.diagnose(ds)
+		if err == nil && ds.HasErrors() {
+			err = ds.Errors()
+		}
+		if err != nil {
+			r.rep.Errors = append(r.rep.Errors, CandidateError{Candidate: candidateOf(dir, r.req.Candidate), Input: dir, Error: err.Error()})
+			continue
+		}
+		if prev, dup := seen[in.Candidate]; dup {
+			return nil, &InputError{Err: fmt.Errorf("runs %s and %s are both candidate %q; rename one directory", prev, dir, in.Candidate)}
+		}
+		seen[in.Candidate] = dir
+		inputs = append(inputs, in)
+	}
+	base := r.req.Baseline
+	sort.SliceStable(inputs, func(i, j int) bool { return inputs[i].Candidate == base && inputs[j].Candidate != base })
+	return inputs, nil
+}
+
+// candidateOf is the candidate ID of a run directory: the override, else the
+// directory's name.
+func candidateOf(dir, override string) string {
+	if override != "" {
+		return override
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		return filepath.Base(abs)
+	}
+	return filepath.Base(dir)
+}
+
+// loadBaseline reads a baseline that is not one of the request's candidates
+// from its latest recorded run of the same pack and scorer version.
+func (r *runner) loadBaseline(ctx context.Context, inputs []*Input) error {
+	base := r.req.Baseline
+	if base == "" || (len(inputs) > 0 && inputs[0].Candidate == base) {
+		return nil
+	}
+	cfg := r.req.Engine
+	results, err := Recorded(ctx, cfg.Store, base, cfg.Pack.SHA256, cfg.ScorerVersion)
+	if err != nil {
+		return &InputError{Err: fmt.Errorf("baseline %s: %w", base, err)}
+	}
+	r.baseline = turnScores(results)
+	return nil
+}
+
+// verify verifies one candidate: scores it, compares it with the baseline,
+// gives its verdict, records the run's summary and verdict and streams its
+// turns to results.json.
+func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error) {
+	out, err := r.eng.Verify(ctx, in, Options{Fresh: r.req.Fresh})
+	if err != nil {
+		return nil, fmt.Errorf("verifying %s: %w", in.Candidate, err)
+	}
+	r.diagnose(out.Diagnostics)
+	r.rep.UnreadableTurns += len(out.Diagnostics.Errors())
+	c := &CandidateReport{Summary: out.Summary, RunID: out.RunID, Reused: out.Reused,
+		Rescored: len(out.Rescored), RescoredLabels: out.Rescored}
+	var regressions []string
+	if out.Candidate == r.req.Baseline {
+		r.baseline = turnScores(out.Results)
+	} else if r.baseline != nil {
+		regressions = regressed(out.Results, r.baseline)
+	}
+	c.Verdict = runVerdict(out, regressions)
+	if err := finishRun(ctx, r.req.Engine.Store, out, c); err != nil {
+		return nil, err
+	}
+	if r.rw != nil {
+		if err := r.rw.add(out.Results); err != nil {
+			return nil, err
+		}
+	}
+	r.rep.ScorerFailures = append(r.rep.ScorerFailures, scorerFailures(out.Candidate, out.Results, r.scorerOf, r.req.ScorerErrorShare)...)
+	if r.req.OnCandidate != nil {
+		r.req.OnCandidate(out, c)
+	}
+	out.Results = nil // written and summarised: a large run keeps only summaries
+	return c, nil
+}
+
+// recordPack stores one row per pack task, each under the database's
+// scorer CHECK.
+func recordPack(ctx context.Context, cfg Config) error {
+	if cfg.Store == nil {
+		return nil
+	}
+	p := cfg.Pack
+	rows := make([]store.PackTask, len(p.Tasks))
+	for i, t := range p.Tasks {
+		rows[i] = store.PackTask{PackSHA256: p.SHA256, Company: p.Company.ID, Label: t.Label,
+			Scorer: string(t.Scorer), Weight: t.Weight, SliceTags: t.SliceTags}
+	}
+	if err := cfg.Store.UpsertPackTasks(ctx, rows); err != nil {
+		return fmt.Errorf("recording pack %s: %w", p.Path, err)
+	}
+	return nil
+}
+
+// finishRun stores the candidate's summary and verdict with its run.
+func finishRun(ctx context.Context, st *store.Store, out *Outcome, c *CandidateReport) error {
+	if st == nil || out.RunID == 0 {
+		return nil
+	}
+	sum, err := json.Marshal(c.Summary)
+	if err != nil {
+		return fmt.Errorf("recording run of %s: %w", out.Candidate, err)
+	}
+	v, err := json.Marshal(c.Verdict)
+	if err != nil {
+		return fmt.Errorf("recording run of %s: %w", out.Candidate, err)
+	}
+	if err := st.FinishRun(ctx, out.RunID, "completed", sum, v); err != nil {
+		return fmt.Errorf("recording run of %s: %w", out.Candidate, err)
+	}
+	return nil
+}
