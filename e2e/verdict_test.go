@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,5 +187,32 @@ func TestScorerCannotRunExit3(t *testing.T) {
 	// With a share below one half, the same run is a host failure.
 	if r := assayIn("verify", "--pack", pack, "--turns", turns, "--candidate", "c", "--fresh", "--scorer-error-share", "0.4"); r.code != 3 {
 		t.Errorf("--scorer-error-share 0.4: exit %d, want 3\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestConsistentNumbers (issue 12 item 10): summary.json and results.json
+// carry every number at full precision; the text output prints 3 decimals.
+func TestConsistentNumbers(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	r := run(t, filepath.Join(dir, "assay.db"), "verify", "--pack", "packs/example.yaml",
+		"--run", "examples/runs/candidate-c", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("verify exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	c := readVerdictSummary(t, out).Candidates[0]
+	want := (1.25*(0.35+0.65*0.6) + (0.35 + 0.65*5.0/6) + 1) / 3.25
+	if math.Abs(c.MeanScore-want) > 1e-12 || c.MeanScore == math.Round(c.MeanScore*1e9)/1e9 {
+		t.Errorf("summary.json mean_score = %v, want %v at full precision", c.MeanScore, want)
+	}
+	if !strings.Contains(r.stdout, "mean score 0.867  finalize 1.000") || !strings.Contains(r.stdout, "0.892") {
+		t.Errorf("text output is not at 3 decimals:\n%s", r.stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"turn_score": 0.8916666666666`) {
+		t.Errorf("results.json turn_score of memory_grounded_recent_work is not at full precision:\n%s", b)
 	}
 }

@@ -194,7 +194,7 @@ func TestExampleRuns(t *testing.T) {
 		want.Candidate = cand
 		// Slices and tags are covered above and in TestSummarize.
 		got.Slices, got.FailureTags = nil, nil
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got, approx); diff != "" {
 			t.Errorf("Summarize(%s) mismatch (-want +got):\n%s", cand, diff)
 		}
 	}

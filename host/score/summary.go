@@ -168,22 +168,22 @@ func Summarize(candidate string, turns []Turn, th Thresholds) Summary {
 		}
 	}
 	if wSum > 0 {
-		s.MeanScore = round9(wScore / wSum)
+		s.MeanScore = wScore / wSum
 	}
 	if s.N > 0 {
 		n := float64(s.N)
-		s.FinalizeRate = round9(float64(finalized) / n)
-		s.ErrorRate = round9(float64(errored) / n)
-		s.MeanToolCalls = round9(float64(tools) / n)
+		s.FinalizeRate = float64(finalized) / n
+		s.ErrorRate = float64(errored) / n
+		s.MeanToolCalls = float64(tools) / n
 		if costN == s.N {
-			s.MeanCostUSD = ptr(round9(costSum / n))
+			s.MeanCostUSD = ptr(costSum / n)
 		}
 	}
 	if latN > 0 {
-		s.MeanLatencyS = ptr(round9(latSum / float64(latN)))
+		s.MeanLatencyS = ptr(latSum / float64(latN))
 	}
 	for tag, n := range sliceN {
-		s.Slices[tag] = Slice{N: n, MeanScore: round9(sliceScore[tag] / sliceW[tag])}
+		s.Slices[tag] = Slice{N: n, MeanScore: sliceScore[tag] / sliceW[tag]}
 	}
 	s.Gates = gates(&s, th, safetyFailed)
 	s.Eligible = s.Gates.Passed

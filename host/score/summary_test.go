@@ -2,10 +2,16 @@ package score
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
+
+// approx compares floats written to 9 decimals with the full-precision
+// values Summarize keeps.
+var approx = cmpopts.EquateApprox(0, 1e-9)
 
 func TestSummarize(t *testing.T) {
 	t.Parallel()
@@ -44,7 +50,7 @@ func TestSummarize(t *testing.T) {
 			{Gate: GateMissing, Value: 1, Threshold: 0},
 		}},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, approx); diff != "" {
 		t.Errorf("Summarize mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -61,13 +67,13 @@ func TestSummarizeWeightedSlicesAndCost(t *testing.T) {
 		"qa":      {N: 2, MeanScore: 0.622222222}, // (1.0 + 0.4) / 2.25; a repeated tag counts once
 		"release": {N: 2, MeanScore: 0.888888889}, // (1.0 + 1) / 2.25
 	}
-	if diff := cmp.Diff(wantSlices, got.Slices); diff != "" {
+	if diff := cmp.Diff(wantSlices, got.Slices, approx); diff != "" {
 		t.Errorf("Summarize slices mismatch (-want +got):\n%s", diff)
 	}
-	if got.MeanScore != 0.738461538 { // (1.25·0.8 + 0.4 + 1) / 3.25 = 2.4/3.25
-		t.Errorf("Summarize mean_score = %v, want 0.738461538", got.MeanScore)
+	if math.Abs(got.MeanScore-2.4/3.25) > 1e-15 || got.MeanScore == round9(got.MeanScore) { // full precision: never rounded // (1.25·0.8 + 0.4 + 1) / 3.25 = 2.4/3.25
+		t.Errorf("Summarize mean_score = %v, want 2.4/3.25 = %v at full precision", got.MeanScore, 2.4/3.25)
 	}
-	if got.MeanCostUSD == nil || *got.MeanCostUSD != 0.03 {
+	if got.MeanCostUSD == nil || math.Abs(*got.MeanCostUSD-0.03) > 1e-12 {
 		t.Errorf("Summarize mean_cost_usd = %v, want 0.03", got.MeanCostUSD)
 	}
 	if got.MeanLatencyS != nil {
@@ -181,12 +187,42 @@ func TestGates(t *testing.T) {
 			if want == nil {
 				want = []GateFailure{}
 			}
-			if diff := cmp.Diff(Gates{Passed: len(want) == 0, Failed: want}, got.Gates); diff != "" {
+			if diff := cmp.Diff(Gates{Passed: len(want) == 0, Failed: want}, got.Gates, approx); diff != "" {
 				t.Errorf("Summarize(%s).Gates mismatch (-want +got):\n%s", tt.name, diff)
 			}
 			if got.Eligible != (len(want) == 0) {
 				t.Errorf("Summarize(%s).Eligible = %v, want %v", tt.name, got.Eligible, len(want) == 0)
 			}
 		})
+	}
+}
+
+// TestConsistentNumbersFullPrecision (issue 12 item 10): scores and means are
+// kept at full precision, never rounded, so every JSON output carries the
+// same rule; only gate comparisons round (to 9 decimals).
+func TestConsistentNumbersFullPrecision(t *testing.T) {
+	t.Parallel()
+	kpi := KPIScore(0.5, 2, []Weighted{{Score: 1, Weight: 1}})
+	turn := TurnScore(0.35, 0.65, 1, kpi)
+	s := Summarize("c", []Turn{
+		{Status: StatusScored, Weight: 1, TurnScore: turn, Finalized: true},
+		{Status: StatusScored, Weight: 1, TurnScore: 1, Finalized: true},
+		{Status: StatusScored, Weight: 1, TurnScore: 1},
+	}, Thresholds{MinFinalizeRate: 0.666666667})
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"kpi_score", kpi, 2.0 / 3},
+		{"turn_score", turn, 0.35 + 0.65*kpi},
+		{"mean_score", s.MeanScore, (turn + 2) / 3},
+		{"finalize_rate", s.FinalizeRate, 2.0 / 3},
+	} {
+		if c.got != c.want || c.got == round9(c.got) {
+			t.Errorf("%s = %v, want %v at full precision", c.name, c.got, c.want)
+		}
+	}
+	if !s.Gates.Passed {
+		t.Errorf("finalize_rate 2/3 against 0.666666667: gates %+v, want passed (compared at 9 decimals)", s.Gates)
 	}
 }

@@ -24,7 +24,7 @@ type Weighted struct {
 // score.
 func KPIScore(scorerScore float64, scorerChecks int, cel []Weighted) float64 {
 	if len(cel) == 0 {
-		return round9(scorerScore)
+		return scorerScore
 	}
 	w := float64(max(scorerChecks, 1))
 	sum, total := scorerScore*w, w
@@ -35,16 +35,17 @@ func KPIScore(scorerScore float64, scorerChecks int, cel []Weighted) float64 {
 		sum += c.Score * c.Weight
 		total += c.Weight
 	}
-	return round9(sum / total)
+	return sum / total
 }
 
 // TurnScore is process_weight·process + kpi_weight·kpi.
 func TurnScore(processWeight, kpiWeight, process, kpi float64) float64 {
-	return round9(processWeight*process + kpiWeight*kpi)
+	return processWeight*process + kpiWeight*kpi
 }
 
 // round9 rounds to 9 decimals: below any precision a score carries, above
-// the noise of binary floating point.
+// the noise of binary floating point. Only comparisons round: every score
+// and mean is kept and written at full precision (docs/verify.md).
 func round9(x float64) float64 {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
 		return x

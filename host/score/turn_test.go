@@ -1,6 +1,7 @@
 package score
 
 import (
+	"math"
 	"testing"
 
 	"github.com/assay-eval/assay/pkg/trace"
@@ -43,7 +44,7 @@ func TestKPIScore(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := KPIScore(tt.score, tt.checks, tt.cel); got != tt.want {
+			if got := KPIScore(tt.score, tt.checks, tt.cel); math.Abs(got-tt.want) > 1e-9 {
 				t.Errorf("KPIScore(%v, %d, %v) = %v, want %v", tt.score, tt.checks, tt.cel, got, tt.want)
 			}
 		})
@@ -58,11 +59,11 @@ func TestTurnScore(t *testing.T) {
 		{0.35, 0.65, 1, 0.8, 0.87},      // 0.35 + 0.52
 		{0.35, 0.65, 0.85, 0.5, 0.6225}, // 0.2975 + 0.325
 		{0.35, 0.65, 0.25, 0, 0.0875},   // an empty trace, nothing verified
-		{0.5, 0.5, 0.1, 0.2, 0.15},      // 0.05 + 0.1, without binary noise
+		{0.5, 0.5, 0.1, 0.2, 0.15},      // 0.05 + 0.1
 		{0, 1, 0.4, 0.333333333, 0.333333333},
 	}
 	for _, tt := range tests {
-		if got := TurnScore(tt.pw, tt.kw, tt.process, tt.kpi); got != tt.want {
+		if got := TurnScore(tt.pw, tt.kw, tt.process, tt.kpi); math.Abs(got-tt.want) > 1e-9 {
 			t.Errorf("TurnScore(%v, %v, %v, %v) = %v, want %v", tt.pw, tt.kw, tt.process, tt.kpi, got, tt.want)
 		}
 	}
