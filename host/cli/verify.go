@@ -35,8 +35,15 @@ CEL checks, records each turn in the database as it completes, and writes
 results.json and summary.json to --out. Running it again for the same pack and
 candidate resumes an interrupted run; --fresh starts a new attempt.
 
-Exit codes: 0 every candidate passed its gates; 1 a gate failed; 2 invalid input;
-3 the host cannot run (invariant mismatch, plugin or database failure).
+A candidate whose run directory cannot be read is listed in summary.json's errors
+and the others are verified. Each candidate's verdict follows its gates: FAIL
+(BLOCKED when nothing scored), or PASS / PASS_WITH_WARNINGS with the reasons.
+JSON numbers are at full precision; text prints 3 decimals (docs/verify.md).
+
+Exit codes: 0 every candidate passed its gates; 1 a gate failed; 2 invalid input
+(a candidate or turn that could not be read); 3 the host cannot run (invariant
+mismatch, plugin or database failure, or a scorer with no result for all, or more
+than --scorer-error-share, of a candidate's turns).
 
 Example:
    assay verify --pack packs/example.yaml --run examples/runs/candidate-a \
