@@ -4,4 +4,10 @@
 // upstream scorers), evaluates the pack's CEL checks in the host, turns the
 // results into scores, and records each turn as it completes so an
 // interrupted run resumes where it stopped.
+//
+// Run is the one entry point for a whole verification (docs/verify.md): it
+// verifies every candidate of a Request, compares them with a baseline,
+// gives each its verdict, records the run summaries, computes the Pareto
+// frontier and returns the Report that is summary.json. `assay verify` only
+// parses flags, calls Run and prints.
 package verify
