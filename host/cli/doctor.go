@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -164,6 +165,9 @@ func doctorPlaces(p *invariant.Places) []doctorPlace {
 		dp.Error = store.ErrNoScorerConstraint.Error() + " (assay scorers sync adds it)"
 	case p.DB.Created():
 		dp.Error = "created now, with the manifest's scorers as its CHECK"
+	}
+	if p.DB.Opened() && p.DB.Store.OpenRetries() > 0 {
+		dp.Error = strings.TrimPrefix(dp.Error+"; ", "; ") + fmt.Sprintf("opened after %d retries: the database was busy", p.DB.Store.OpenRetries())
 	}
 	return []doctorPlace{mp, sp, dp}
 }

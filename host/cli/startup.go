@@ -80,6 +80,9 @@ func (a *app) startup(c *cli.Context, needDB bool) (*runtime, error) {
 		rt.close()
 		return nil, hostErr(err)
 	}
+	if rt.store != nil && rt.store.OpenRetries() > 0 {
+		fmt.Fprintf(a.stderr, "note: the database %s was busy; opened it after %d retries\n", rt.places.DB.Source(), rt.store.OpenRetries())
+	}
 	return rt, nil
 }
 
