@@ -158,7 +158,7 @@ func doctorPlaces(p *invariant.Places) []doctorPlace {
 	case p.DB.Err != nil:
 		dp.Error = p.DB.Err.Error()
 	case !p.DB.Opened():
-		dp.Error = "no database yet (the first command that stores results creates it)"
+		dp.Error = p.DB.Skipped
 	case !p.DB.Constraint:
 		// An empty enum, not a broken place: every scorer is reported
 		// missing there, and sync adds the constraint.

@@ -72,7 +72,9 @@ type DBPlace struct {
 	// manifest scorer is missing there, and `assay scorers sync` adds it.
 	Constraint bool
 	IDs        []string // the CHECK's scorer IDs, sorted; nil when not opened
-	Err        error
+	// Skipped says why a database without Err was not opened.
+	Skipped string
+	Err     error
 }
 
 // Opened reports whether the database was opened (and its enum read).
@@ -94,15 +96,19 @@ func (p DBPlace) Source() string {
 // Load reads the three places cfg names: the plugin manifest, the pack
 // schema's scorer enum and the database's scorer CHECK. It opens the
 // database (see Config.CreateDB); a database it creates starts with the
-// manifest's scorer set, unless the manifest failed to load, in which case
-// no new database is created. The caller closes the Places.
+// manifest's scorer set. When the manifest cannot be loaded, Load opens only
+// a SQLite file that exists: anything else could create a database with the
+// wrong scorer set. The caller closes the Places.
 func Load(ctx context.Context, cfg Config) *Places {
 	p := &Places{
 		Manifest: loadManifest(cfg.PluginDir),
 		Schema:   loadSchema(cfg.SchemaPath),
 	}
-	create := cfg.CreateDB && p.Manifest.Err == nil
-	p.DB = loadDB(ctx, cfg.DSN, create, p.Manifest.IDs)
+	if p.Manifest.Err != nil && store.IsPostgresURL(cfg.DSN) {
+		p.DB = DBPlace{DSN: cfg.DSN, Skipped: "not opened: the plugin manifest could not be loaded"}
+		return p
+	}
+	p.DB = loadDB(ctx, cfg.DSN, cfg.CreateDB && p.Manifest.Err == nil, p.Manifest.IDs)
 	return p
 }
 
@@ -139,6 +145,7 @@ func loadSchema(path string) SchemaPlace {
 func loadDB(ctx context.Context, dsn string, create bool, manifestIDs []string) DBPlace {
 	p := DBPlace{DSN: dsn}
 	if !create && !exists(dsn) {
+		p.Skipped = "no database yet (the first command that stores results creates it)"
 		return p
 	}
 	st, err := store.Open(ctx, dsn, store.WithScorerEnum(manifestIDs))

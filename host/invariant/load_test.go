@@ -96,6 +96,7 @@ type loaded struct {
 	ManifestErr, SchemaErr, DBErr bool
 	SchemaSource                  string
 	Opened, Created, Constraint   bool
+	Skipped                       bool
 	Differences                   []string
 }
 
@@ -105,6 +106,7 @@ func summarize(p *Places) loaded {
 		ManifestErr: p.Manifest.Err != nil, SchemaErr: p.Schema.Err != nil, DBErr: p.DB.Err != nil,
 		SchemaSource: p.Schema.Source(),
 		Opened:       p.DB.Opened(), Created: p.DB.Created(), Constraint: p.DB.Constraint,
+		Skipped: p.DB.Skipped != "",
 	}
 	for _, d := range p.Report().Differences {
 		l.Differences = append(l.Differences, d.String())
@@ -147,7 +149,7 @@ func TestLoad(t *testing.T) {
 		{
 			name:  "no database yet, not created",
 			setup: func(t *testing.T, p places) Config { return p.config(storetest.SQLite(t), false) },
-			want:  loaded{ManifestIDs: withPrivate, SchemaIDs: withPrivate, SchemaSource: "schema.json"},
+			want:  loaded{ManifestIDs: withPrivate, SchemaIDs: withPrivate, SchemaSource: "schema.json", Skipped: true},
 		},
 		{
 			name:  "new database gets the manifest's scorers",
@@ -186,7 +188,7 @@ func TestLoad(t *testing.T) {
 				}
 				return p.config(storetest.SQLite(t), true)
 			},
-			want: loaded{ManifestErr: true, SchemaIDs: withPrivate, SchemaSource: "schema.json",
+			want: loaded{ManifestErr: true, SchemaIDs: withPrivate, SchemaSource: "schema.json", Skipped: true,
 				Differences: prefixed("in schema enum but no plugin: ", withPrivate)},
 		},
 	}
@@ -244,6 +246,19 @@ func TestLoadPostgres(t *testing.T) {
 	}
 	if w := "postgres " + store.Redact(dsn); got.DB.Source() != w {
 		t.Errorf("DB.Source() = %q, want %q", got.DB.Source(), w)
+	}
+
+	// With a broken manifest a Postgres schema is not opened: migrating an
+	// empty one would give it the built-in scorer set.
+	empty := storetest.Postgres(t)
+	if err := os.WriteFile(filepath.Join(p.pluginDir, pluginhost.ManifestFile), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	broken := Load(context.Background(), p.config(empty, true))
+	defer broken.Close()
+	if broken.DB.Opened() || broken.DB.Skipped == "" || broken.Manifest.Err == nil {
+		t.Errorf("Load(broken manifest, postgres) = DB opened %v, skipped %q, manifest error %v; want not opened, saying why",
+			broken.DB.Opened(), broken.DB.Skipped, broken.Manifest.Err)
 	}
 }
 
