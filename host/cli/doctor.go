@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/assay-eval/assay/host/invariant"
-	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/pkg/scorer"
@@ -102,90 +102,74 @@ func (a *app) doctor(c *cli.Context) error {
 	return nil
 }
 
-// runDoctor gathers every check; it never stops at the first problem.
-func (a *app) runDoctor(ctx context.Context, cfg startupConfig) *doctorReport {
+// runDoctor gathers every check; it never stops at the first problem. The
+// three places come from invariant.Load, as for the startup check, except
+// that doctor never creates a SQLite file.
+func (a *app) runDoctor(ctx context.Context, cfg invariant.Config) *doctorReport {
 	start := time.Now()
-	rep := &doctorReport{OK: true}
-	fail := func(p *doctorPlace, err error) {
-		p.OK, p.Error, rep.OK = false, err.Error(), false
-	}
-
-	mp := doctorPlace{Place: "manifest", Source: pluginhost.ManifestFile, OK: true}
-	m, err := pluginhost.LoadManifest(cfg.pluginDir)
-	if err != nil {
-		fail(&mp, err)
-	} else {
-		mp.Source, mp.Scorers = m.Path(), manifestIDs(m)
-		if len(m.Entries) == 0 {
-			fail(&mp, fmt.Errorf("no plugins registered: build them (make build) or run `assay plugins register BIN`"))
+	cfg.CreateDB = false
+	p := invariant.Load(ctx, cfg)
+	defer p.Close()
+	rep := &doctorReport{OK: true, Places: doctorPlaces(p)}
+	for _, pl := range rep.Places {
+		if !pl.OK {
+			rep.OK = false
 		}
 	}
-
-	sp := doctorPlace{Place: "schema enum", Source: "embedded", OK: true}
-	schema := pack.EmbeddedSchema()
-	if cfg.schemaPath != "" {
-		sp.Source = cfg.schemaPath
-		if schema, err = pack.LoadSchema(cfg.schemaPath); err != nil {
-			fail(&sp, err)
-		}
-	}
-	if schema != nil {
-		sp.Scorers = schema.ScorerEnum()
-	}
-
-	dp := doctorPlace{Place: "DB enum", Source: store.Redact(cfg.dsn), OK: true}
-	haveDB := dbExists(cfg.dsn)
-	if haveDB {
-		st, err := store.Open(ctx, cfg.dsn)
-		if err != nil {
-			fail(&dp, err)
-		} else {
-			dp.Source = st.Dialect().String() + " " + store.Redact(cfg.dsn)
-			dp.Scorers, err = st.ScorerEnum(ctx)
-			switch {
-			case errors.Is(err, store.ErrNoScorerConstraint):
-				// As in the startup check: no constraint is an empty enum,
-				// so every scorer is reported missing and sync adds it.
-				dp.Scorers, dp.Error = []string{}, err.Error()+" (assay scorers sync adds it)"
-			case err != nil:
-				fail(&dp, err)
-			}
-			st.Close()
-		}
-	} else {
-		dp.Error = "no database yet (the first command that stores results creates it)"
-	}
-	rep.Places = []doctorPlace{mp, sp, dp}
-
-	if mp.OK && sp.OK && dp.OK {
-		db := dp.Scorers
-		if !haveDB {
-			db = mp.Scorers
-		}
-		rep.report = invariant.Check(mp.Scorers, sp.Scorers, db)
+	if rep.OK {
+		rep.report = p.Report()
 		rep.Invariant.OK = rep.report.OK()
 		for _, d := range rep.report.Differences {
 			rep.Invariant.Differences = append(rep.Invariant.Differences, d.String())
 		}
 		rep.Invariant.Fix = rep.report.Fix()
-		if !rep.report.OK() {
-			rep.OK = false
-		}
+		rep.OK = rep.report.OK()
 	} else {
-		rep.OK = false
 		rep.Invariant.Fix = "fix the places above first"
 	}
-
-	if m != nil {
+	if m := p.Manifest.Manifest; m != nil {
 		rep.Plugins = a.checkPlugins(ctx, m)
-		for _, p := range rep.Plugins {
-			if !p.OK {
+		for _, pl := range rep.Plugins {
+			if !pl.OK {
 				rep.OK = false
 			}
 		}
 	}
 	rep.Elapsed = ms(time.Since(start))
 	return rep
+}
+
+// doctorPlaces reports each of the three places: what it holds, and any
+// problem or note.
+func doctorPlaces(p *invariant.Places) []doctorPlace {
+	mp := doctorPlace{Place: string(invariant.Manifest), Source: p.Manifest.Source(), OK: true, Scorers: p.Manifest.IDs}
+	switch {
+	case p.Manifest.Err != nil:
+		mp.OK, mp.Error = false, p.Manifest.Err.Error()
+	case len(p.Manifest.IDs) == 0:
+		mp.OK, mp.Error = false, "no plugins registered: build them (make build) or run `assay plugins register BIN`"
+	}
+	sp := doctorPlace{Place: string(invariant.Schema), Source: p.Schema.Source(), OK: p.Schema.Err == nil, Scorers: p.Schema.IDs}
+	if p.Schema.Err != nil {
+		sp.Error = p.Schema.Err.Error()
+	}
+	dp := doctorPlace{Place: string(invariant.DB), Source: p.DB.Source(), OK: p.DB.Err == nil, Scorers: p.DB.IDs}
+	switch {
+	case p.DB.Err != nil:
+		dp.Error = p.DB.Err.Error()
+	case !p.DB.Opened():
+		dp.Error = p.DB.Skipped
+	case !p.DB.Constraint:
+		// An empty enum, not a broken place: every scorer is reported
+		// missing there, and sync adds the constraint.
+		dp.Error = store.ErrNoScorerConstraint.Error() + " (assay scorers sync adds it)"
+	case p.DB.Created():
+		dp.Error = "created now, with the manifest's scorers as its CHECK"
+	}
+	if p.DB.Opened() && p.DB.Store.OpenRetries() > 0 {
+		dp.Error = strings.TrimPrefix(dp.Error+"; ", "; ") + fmt.Sprintf("opened after %d retries: the database was busy", p.DB.Store.OpenRetries())
+	}
+	return []doctorPlace{mp, sp, dp}
 }
 
 // checkPlugins launches every plugin of m in parallel, checking its sha256

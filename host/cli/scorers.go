@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/assay-eval/assay/host/invariant"
 	"github.com/assay-eval/assay/host/pack"
-	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/packs"
 )
@@ -53,64 +52,52 @@ func (a *app) scorersSync(c *cli.Context) error {
 		return invalidf("scorers sync: takes no arguments, got %q", c.Args().Slice())
 	}
 	ctx := c.Context
-	dir := c.String(flagPluginDir)
-	m, err := pluginhost.LoadManifest(dir)
-	if err != nil {
-		return hostErr(fmt.Errorf("scorers sync: plugin manifest in %s: %w", dir, err))
+	cfg := startupConfigOf(c, true)
+	_, explicit := schemaFile(c)
+	p := invariant.Load(ctx, cfg)
+	defer p.Close()
+	if err := loadErr("scorers sync", p); err != nil {
+		return err
 	}
-	ids := manifestIDs(m)
+	ids := p.Manifest.IDs
 	if len(ids) == 0 {
-		return hostErr(fmt.Errorf("scorers sync: the plugin manifest %s lists no plugins; build them (make build) or add one with `assay plugins register BIN`", m.Path()))
+		return hostErr(fmt.Errorf("scorers sync: the plugin manifest %s lists no plugins; build them (make build) or add one with `assay plugins register BIN`", p.Manifest.Source()))
 	}
-	schemaPath, explicit := schemaFile(c)
 	// install: the first sync without --schema starts the installed schema
 	// from the embedded one; the file is written only once the database
 	// part succeeded, so a refused sync leaves no file behind.
-	install := schemaPath == ""
-	var schemaBefore []string
+	schemaPath, install := cfg.SchemaPath, cfg.SchemaPath == ""
 	if install {
-		schemaPath = filepath.Join(dir, installedSchemaFile)
-		schemaBefore = pack.EmbeddedSchema().ScorerEnum()
-	} else {
-		schema, err := pack.LoadSchema(schemaPath)
-		if err != nil {
-			return invalidf("scorers sync: %w", err)
-		}
-		schemaBefore = schema.ScorerEnum()
-	}
-	dsn := c.String(flagDB)
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		return hostErr(fmt.Errorf("scorers sync: %w", err))
-	}
-	defer st.Close()
-	before, err := st.ScorerEnum(ctx)
-	if err != nil && !errors.Is(err, store.ErrNoScorerConstraint) {
-		return hostErr(fmt.Errorf("scorers sync: %w", err))
+		schemaPath = filepath.Join(cfg.PluginDir, installedSchemaFile)
 	}
 
 	// The database first: it is the part that can refuse, and a refusal
 	// must leave both places as they were.
+	st := p.DB.Store
 	if err := st.SyncScorerEnum(ctx, ids); err != nil {
-		return hostErr(fmt.Errorf("scorers sync: database %s: %w", store.Redact(dsn), err))
+		return hostErr(fmt.Errorf("scorers sync: database %s: %w", store.Redact(cfg.DSN), err))
 	}
-	dbWhere := fmt.Sprintf("DB %s %s (CHECK %s)", st.Dialect(), store.Redact(dsn), store.ScorerConstraint)
-	a.printEnumChange(dbWhere, before, ids)
+	dbWhere := fmt.Sprintf("DB %s (CHECK %s)", p.DB.Source(), store.ScorerConstraint)
+	if p.DB.Created() {
+		fmt.Fprintf(a.stdout, "%s: created with the manifest's scorers\n", dbWhere)
+	} else {
+		a.printEnumChange(dbWhere, p.DB.IDs, ids)
+	}
 
 	if install {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(cfg.PluginDir, 0o755); err != nil {
 			return hostErr(fmt.Errorf("scorers sync: the database is synced, but installing the schema failed: %w", err))
 		}
 		if err := os.WriteFile(schemaPath, packs.Schema(), 0o644); err != nil {
 			return hostErr(fmt.Errorf("scorers sync: the database is synced, but writing %s failed: %w", schemaPath, err))
 		}
 	}
-	if !slices.Equal(schemaBefore, ids) {
+	if !slices.Equal(p.Schema.IDs, ids) {
 		if err := pack.RewriteScorerEnum(schemaPath, ids); err != nil {
 			return hostErr(fmt.Errorf("scorers sync: the database is synced, but rewriting the schema failed: %w", err))
 		}
 	}
-	a.printEnumChange("schema "+schemaPath+" (scorer.enum)", schemaBefore, ids)
+	a.printEnumChange("schema "+schemaPath+" (scorer.enum)", p.Schema.IDs, ids)
 
 	// Read both places back: the sync is done only when they agree.
 	after, err := pack.LoadSchema(schemaPath)
@@ -126,7 +113,7 @@ func (a *app) scorersSync(c *cli.Context) error {
 	}
 	fmt.Fprintf(a.stdout, "the manifest, the schema enum and the DB enum agree: %s\n", strings.Join(ids, ", "))
 	if !explicit {
-		fmt.Fprintf(a.stdout, "every command with --plugin-dir %s now validates packs against %s\n", dir, schemaPath)
+		fmt.Fprintf(a.stdout, "every command with --plugin-dir %s now validates packs against %s\n", cfg.PluginDir, schemaPath)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,13 +17,11 @@ import (
 // runtime is what the startup check loaded: the three places scorer IDs
 // live, and the open database.
 type runtime struct {
-	manifest   *pluginhost.Manifest
-	schema     *pack.Schema
-	schemaPath string       // the --schema file; empty for the embedded schema
-	store      *store.Store // nil when the command needs no database and none exists
-	dsn        string       // the --db value
-	dbEnum     []string     // nil when store is nil
-	report     invariant.Report
+	manifest *pluginhost.Manifest
+	schema   *pack.Schema
+	store    *store.Store // nil when the command needs no database and none exists
+	places   *invariant.Places
+	report   invariant.Report
 }
 
 // close closes the database.
@@ -32,26 +29,19 @@ func (r *runtime) close() error {
 	if r == nil || r.store == nil {
 		return nil
 	}
-	err := r.store.Close()
 	r.store = nil
-	return err
+	return r.places.Close()
 }
 
-// startupConfig is where startup looks for the three places.
-type startupConfig struct {
-	pluginDir  string
-	schemaPath string // empty: the embedded schema
-	dsn        string
-	needDB     bool
-}
-
-func startupConfigOf(c *cli.Context, needDB bool) startupConfig {
+// startupConfigOf is where startup looks for the three places. With
+// createDB false, a SQLite file that does not exist yet is not created.
+func startupConfigOf(c *cli.Context, createDB bool) invariant.Config {
 	path, _ := schemaFile(c)
-	return startupConfig{
-		pluginDir:  c.String(flagPluginDir),
-		schemaPath: path,
-		dsn:        c.String(flagDB),
-		needDB:     needDB,
+	return invariant.Config{
+		PluginDir:  c.String(flagPluginDir),
+		SchemaPath: path,
+		DSN:        c.String(flagDB),
+		CreateDB:   createDB,
 	}
 }
 
@@ -90,105 +80,45 @@ func (a *app) startup(c *cli.Context, needDB bool) (*runtime, error) {
 		rt.close()
 		return nil, hostErr(err)
 	}
+	if rt.store != nil && rt.store.OpenRetries() > 0 {
+		fmt.Fprintf(a.stderr, "note: the database %s was busy; opened it after %d retries\n", rt.places.DB.Source(), rt.store.OpenRetries())
+	}
 	return rt, nil
 }
 
-// loadRuntime loads the three places and computes the report, without
-// judging it (doctor reports a mismatch instead of stopping at it).
-func loadRuntime(ctx context.Context, cfg startupConfig) (*runtime, error) {
-	rt := &runtime{schemaPath: cfg.schemaPath, dsn: cfg.dsn}
-	m, err := pluginhost.LoadManifest(cfg.pluginDir)
-	if err != nil {
-		return nil, hostErr(fmt.Errorf("startup check: plugin manifest in %s: %w", cfg.pluginDir, err))
+// loadRuntime loads the three places (invariant.Load) and computes the
+// report, without judging it.
+func loadRuntime(ctx context.Context, cfg invariant.Config) (*runtime, error) {
+	p := invariant.Load(ctx, cfg)
+	if err := loadErr("startup check", p); err != nil {
+		p.Close()
+		return nil, err
 	}
-	rt.manifest = m
-	if cfg.schemaPath != "" {
-		s, err := pack.LoadSchema(cfg.schemaPath)
-		if err != nil {
-			return nil, invalidf("schema %s: %w", cfg.schemaPath, err)
-		}
-		rt.schema = s
-	} else {
-		rt.schema = pack.EmbeddedSchema()
-	}
-	if cfg.needDB || dbExists(cfg.dsn) {
-		st, err := store.Open(ctx, cfg.dsn)
-		if err != nil {
-			return nil, hostErr(fmt.Errorf("startup check: %w", err))
-		}
-		rt.store = st
-		if st.Created() && len(rt.manifest.Entries) > 0 {
-			// A database this command just created starts with the
-			// installed scorer set, not the migrations' built-in one: it
-			// holds no rows a sync could refuse for.
-			if err := st.SyncScorerEnum(ctx, manifestIDs(rt.manifest)); err != nil {
-				st.Close()
-				return nil, hostErr(fmt.Errorf("startup check: a new database: %w", err))
-			}
-		}
-		enum, err := st.ScorerEnum(ctx)
-		if err != nil && !errors.Is(err, store.ErrNoScorerConstraint) {
-			st.Close()
-			return nil, hostErr(fmt.Errorf("startup check: %w", err))
-		}
-		// A database without the constraint has an empty enum: every
-		// manifest scorer is reported missing there, and sync adds it.
-		rt.dbEnum = enum
-	}
-	rt.report = rt.check()
-	return rt, nil
+	return &runtime{
+		manifest: p.Manifest.Manifest,
+		schema:   p.Schema.Schema,
+		store:    p.DB.Store,
+		places:   p,
+		report:   p.Report(),
+	}, nil
 }
 
-// check compares the three places; without a database, the DB place is
-// taken to agree with the manifest.
-func (r *runtime) check() invariant.Report {
-	ids := manifestIDs(r.manifest)
-	db := r.dbEnum
-	if r.store == nil {
-		db = ids
+// loadErr is the error of the first place p could not load, for a command
+// doing what: a schema file that is not a schema is invalid input (exit 2);
+// anything else means the host cannot run (exit 3).
+func loadErr(doing string, p *invariant.Places) error {
+	err := p.Err()
+	switch {
+	case err == nil:
+		return nil
+	case p.Manifest.Err == nil && p.Schema.Err != nil:
+		return invalidf("%s: %w", doing, err)
+	default:
+		return hostErr(fmt.Errorf("%s: %w", doing, err))
 	}
-	return invariant.Check(ids, r.schema.ScorerEnum(), db)
 }
 
 // mismatchError is the one message a failed startup check prints.
 func (r *runtime) mismatchError() error {
-	return fmt.Errorf("startup check failed (%s)\n%s", r.places(), r.report.Error())
-}
-
-// places names the three places checked.
-func (r *runtime) places() string {
-	db := "no database"
-	if r.store != nil {
-		db = "DB " + r.store.Dialect().String() + " " + store.Redact(r.dsn)
-	}
-	return fmt.Sprintf("manifest %s; schema %s; %s", r.manifest.Path(), r.schemaName(), db)
-}
-
-func (r *runtime) schemaName() string {
-	if r.schemaPath == "" {
-		return "embedded"
-	}
-	return r.schemaPath
-}
-
-func manifestIDs(m *pluginhost.Manifest) []string {
-	ids := m.IDs()
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = string(id)
-	}
-	return out
-}
-
-// dbExists reports whether dsn names a database that is already there: a
-// Postgres URL always counts; a SQLite path counts when the file exists.
-func dbExists(dsn string) bool {
-	if dsn == "" {
-		return false
-	}
-	if store.IsPostgresURL(dsn) {
-		return true
-	}
-	_, err := os.Stat(dsn)
-	return err == nil
+	return fmt.Errorf("startup check failed (%s)\n%s", r.places, r.report.Error())
 }

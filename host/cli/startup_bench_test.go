@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-eval/assay/host/invariant"
 	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/packs"
 )
@@ -26,7 +27,7 @@ func BenchmarkStartupCheck(b *testing.B) {
 		{"schema_file", e.schemaPath},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			cfg := startupConfig{pluginDir: e.pluginDir, schemaPath: bc.schema, dsn: e.dsn, needDB: true}
+			cfg := invariant.Config{PluginDir: e.pluginDir, SchemaPath: bc.schema, DSN: e.dsn, CreateDB: true}
 			ctx := context.Background()
 			start := time.Now()
 			for b.Loop() {
@@ -67,7 +68,7 @@ func BenchmarkDoctor(b *testing.B) {
 	dsn := filepath.Join(dir, "assay.db")
 	invSyncDB(b, dsn, invBuiltins)
 	a := &app{stdout: io.Discard, stderr: io.Discard}
-	cfg := startupConfig{pluginDir: pluginDir, schemaPath: schemaPath, dsn: dsn}
+	cfg := invariant.Config{PluginDir: pluginDir, SchemaPath: schemaPath, DSN: dsn}
 	start := time.Now()
 	for b.Loop() {
 		rep := a.runDoctor(context.Background(), cfg)

@@ -579,3 +579,34 @@ func TestScorersSyncRefusedInstallsNothing(t *testing.T) {
 		t.Errorf("DB enum changed by a refused sync (-want +got):\n%s", diff)
 	}
 }
+
+// A new database made by scorers sync or by the startup check starts with
+// the manifest's scorers (issue 12 item 9): sync says it created it, and
+// the startup check passes at once.
+func TestNewDatabaseGetsInstalledScorers(t *testing.T) {
+	ids := invWith(invBuiltins, "acme_invoice")
+	slices.Sort(ids)
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name+"/scorers sync", func(t *testing.T) {
+			e := newInvEnv(t, storetest.SQLite(t), ids)
+			e.dsn = b.DSN(t)
+			code, stdout, stderr := invMain(t, append(e.flags(), "scorers", "sync")...)
+			if code != ExitOK || !strings.Contains(stdout, "created with the manifest's scorers") {
+				t.Fatalf("scorers sync on a new database = exit %d, want 0 saying it created it\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			if diff := cmp.Diff(ids, invDBEnum(t, e.dsn)); diff != "" {
+				t.Errorf("DB enum (-want +got):\n%s", diff)
+			}
+		})
+		t.Run(b.Name+"/startup", func(t *testing.T) {
+			e := newInvEnv(t, storetest.SQLite(t), ids)
+			e.dsn = b.DSN(t)
+			if code, msg := invStartup(t, e, true); code != ExitOK {
+				t.Fatalf("startup on a new database = exit %d (%s), want 0", code, msg)
+			}
+			if diff := cmp.Diff(ids, invDBEnum(t, e.dsn)); diff != "" {
+				t.Errorf("DB enum (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -135,15 +135,12 @@ func (s *Store) SyncScorerEnum(ctx context.Context, ids []string) error {
 	if err != nil {
 		return fmt.Errorf("sync scorer enum: %w", err)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.beginLocked(ctx)
 	if err != nil {
-		return fmt.Errorf("sync scorer enum: begin: %w", err)
+		return fmt.Errorf("sync scorer enum: %w", err)
 	}
 	defer tx.Rollback()
 	if s.dialect == Postgres {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLockID)); err != nil {
-			return fmt.Errorf("sync scorer enum: lock: %w", err)
-		}
 		if _, err := tx.ExecContext(ctx, "LOCK TABLE "+packsTable+" IN SHARE ROW EXCLUSIVE MODE"); err != nil {
 			return fmt.Errorf("sync scorer enum: lock %s: %w", packsTable, err)
 		}
@@ -151,29 +148,37 @@ func (s *Store) SyncScorerEnum(ctx context.Context, ids []string) error {
 	if err := s.checkInUse(ctx, tx, want); err != nil {
 		return err
 	}
-	have, err := s.scorerEnum(ctx, tx)
-	if err == nil && equalSorted(have, want) {
-		return tx.Commit()
-	}
-	if err != nil && !errors.Is(err, ErrNoScorerConstraint) {
-		return fmt.Errorf("sync scorer enum: %w", err)
-	}
-	check := ScorerCheckSQL(want)
-	if s.dialect == Postgres {
-		stmts := []string{
-			"ALTER TABLE " + packsTable + " DROP CONSTRAINT IF EXISTS " + ScorerConstraint,
-			"ALTER TABLE " + packsTable + " ADD CONSTRAINT " + ScorerConstraint + " " + check,
-		}
-		for _, q := range stmts {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("sync scorer enum: %w", err)
-			}
-		}
-	} else if err := rebuildSQLitePacks(ctx, tx, check); err != nil {
+	if err := s.writeScorerEnum(ctx, tx, want); err != nil {
 		return fmt.Errorf("sync scorer enum: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sync scorer enum: commit: %w", err)
+	}
+	return nil
+}
+
+// writeScorerEnum makes the scorer CHECK exactly want (sorted, no repeats)
+// inside tx, unless it already is. A table without the constraint gets it.
+func (s *Store) writeScorerEnum(ctx context.Context, tx *sql.Tx, want []string) error {
+	have, err := s.scorerEnum(ctx, tx)
+	if err == nil && equalSorted(have, want) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, ErrNoScorerConstraint) {
+		return err
+	}
+	check := ScorerCheckSQL(want)
+	if s.dialect != Postgres {
+		return rebuildSQLitePacks(ctx, tx, check)
+	}
+	stmts := []string{
+		"ALTER TABLE " + packsTable + " DROP CONSTRAINT IF EXISTS " + ScorerConstraint,
+		"ALTER TABLE " + packsTable + " ADD CONSTRAINT " + ScorerConstraint + " " + check,
+	}
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
 	}
 	return nil
 }

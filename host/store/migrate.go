@@ -65,26 +65,30 @@ func migrations(d Dialect) ([]migration, error) {
 }
 
 // migrate applies every migration the database has not recorded, all in one
-// transaction, so a concurrent opener either sees none of them or all.
-func (s *Store) migrate(ctx context.Context) error {
+// transaction that holds the write lock, so a concurrent opener either sees
+// none of them or all. When the database was empty and scorerEnum is not
+// empty, the same transaction makes scorerEnum its scorer CHECK, so no
+// opener ever sees the new database with the built-in enum.
+func (s *Store) migrate(ctx context.Context, scorerEnum []string) error {
 	ms, err := migrations(s.dialect)
 	if err != nil {
 		return err
+	}
+	var enum []string
+	if len(scorerEnum) > 0 {
+		if enum, err = normalizeIDs(scorerEnum); err != nil {
+			return fmt.Errorf("migrate: scorer enum of a new database: %w", err)
+		}
 	}
 	// Fast path: an up-to-date database needs no write lock.
 	if applied, err := s.appliedVersions(ctx, s.db); err == nil && coversAll(applied, ms) {
 		return nil
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.beginLocked(ctx)
 	if err != nil {
-		return fmt.Errorf("migrate: begin: %w", err)
+		return fmt.Errorf("migrate: %w", err)
 	}
 	defer tx.Rollback()
-	if s.dialect == Postgres {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLockID)); err != nil {
-			return fmt.Errorf("migrate: lock: %w", err)
-		}
-	}
 	createTable := `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER PRIMARY KEY,
 		name       TEXT NOT NULL,
@@ -99,7 +103,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	s.created = len(applied) == 0
+	created := len(applied) == 0
 	for _, m := range ms {
 		if applied[m.version] {
 			continue
@@ -112,10 +116,34 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate: record %s: %w", m.name, err)
 		}
 	}
+	if created && enum != nil {
+		if err := s.writeScorerEnum(ctx, tx, enum); err != nil {
+			return fmt.Errorf("migrate: scorer enum of a new database: %w", err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("migrate: commit: %w", err)
 	}
+	s.created = created
 	return nil
+}
+
+// beginLocked begins a transaction that holds the schema write lock until it
+// ends: on SQLite every transaction is BEGIN IMMEDIATE (see sqliteDSN), on
+// Postgres it takes the advisory lock migrateLockID, which migrations and
+// scorer enum changes share.
+func (s *Store) beginLocked(ctx context.Context) (*sql.Tx, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	if s.dialect == Postgres {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLockID)); err != nil {
+			tx.Rollback()
+			return nil, fmt.Errorf("lock: %w", err)
+		}
+	}
+	return tx, nil
 }
 
 type querier interface {

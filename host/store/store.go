@@ -36,6 +36,7 @@ func (d Dialect) String() string {
 // Store is an open assay database.
 type Store struct {
 	created bool // this Open created the schema (the database was empty)
+	retries int  // how many times Open retried a busy SQLite database
 	db      *sql.DB
 	dialect Dialect
 	now     func() time.Time
@@ -45,10 +46,37 @@ type Store struct {
 // timeout so two assay processes on one file wait for each other instead of
 // failing, foreign keys on, and BEGIN IMMEDIATE so a transaction takes the
 // write lock up front (a deferred one that upgrades can fail without waiting).
+// When the busy timeout runs out while opening, Open tries again, for at
+// most sqliteOpenBudget in all.
 const (
 	sqliteBusyTimeout = 5 * time.Second
+	sqliteOpenBudget  = 30 * time.Second
 	sqliteMaxConns    = 4
 )
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	scorerEnum  []string
+	busyTimeout time.Duration
+	openBudget  time.Duration
+}
+
+// WithScorerEnum makes a database that this Open creates start with ids as
+// its scorer CHECK instead of the migrations' built-in set. The CHECK is
+// written in the migration transaction, so a concurrent opener never sees
+// the new database with any other enum. An existing database is not changed
+// (assay scorers sync does that). Empty ids leave the built-in set.
+func WithScorerEnum(ids []string) Option {
+	return func(o *options) { o.scorerEnum = ids }
+}
+
+// withSQLiteTimeouts sets the SQLite busy timeout and the total time Open
+// spends retrying a busy database; tests shorten them.
+func withSQLiteTimeouts(busy, budget time.Duration) Option {
+	return func(o *options) { o.busyTimeout, o.openBudget = busy, budget }
+}
 
 // IsPostgresURL reports whether dsn names a Postgres server rather than a
 // SQLite file.
@@ -57,35 +85,68 @@ func IsPostgresURL(dsn string) bool {
 }
 
 // Created reports whether opening the store created its schema: the
-// database was empty, so its scorer CHECK is the migrations' built-in set,
-// not yet the installed one.
+// database was empty, so its scorer CHECK is the set WithScorerEnum gave, or
+// the migrations' built-in set without it.
 func (s *Store) Created() bool { return s.created }
+
+// OpenRetries reports how many times Open found a SQLite database busy for
+// longer than the busy timeout and tried again before it succeeded.
+func (s *Store) OpenRetries() int { return s.retries }
 
 // Open opens the database dsn names — a SQLite file path, or a postgres:// or
 // postgresql:// URL — and brings its schema up to date with the embedded
-// migrations. Concurrent openers are safe: migrations run in one transaction
-// (on Postgres under an advisory lock).
-func Open(ctx context.Context, dsn string) (*Store, error) {
+// migrations. Concurrent openers are safe: the migrations, and the scorer
+// CHECK WithScorerEnum asks for, are applied in one transaction that holds
+// the write lock (on Postgres an advisory lock, on SQLite BEGIN IMMEDIATE),
+// and a SQLite database still busy after the busy timeout is tried again.
+// docs/storage.md describes the rules.
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if dsn == "" {
 		return nil, errors.New("open database: empty path or URL")
 	}
-	s := &Store{now: func() time.Time { return time.Now().UTC() }}
+	o := options{busyTimeout: sqliteBusyTimeout, openBudget: sqliteOpenBudget}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if IsPostgresURL(dsn) {
-		cfg, err := pgx.ParseConfig(dsn)
-		if err != nil {
-			return nil, fmt.Errorf("open database: parse postgres url: %w", err)
-		}
-		s.db = stdlib.OpenDB(*cfg)
-		s.db.SetMaxOpenConns(8)
-		s.db.SetMaxIdleConns(8)
-		s.db.SetConnMaxIdleTime(5 * time.Minute)
-		s.dialect = Postgres
-	} else {
-		db, err := sql.Open("sqlite", sqliteDSN(dsn))
+		return openPostgres(ctx, dsn, o)
+	}
+	return openSQLite(ctx, dsn, o)
+}
+
+func newStore(db *sql.DB, d Dialect) *Store {
+	return &Store{db: db, dialect: d, now: func() time.Time { return time.Now().UTC() }}
+}
+
+func openPostgres(ctx context.Context, dsn string, o options) (*Store, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: parse postgres url: %w", err)
+	}
+	s := newStore(stdlib.OpenDB(*cfg), Postgres)
+	s.db.SetMaxOpenConns(8)
+	s.db.SetMaxIdleConns(8)
+	s.db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := s.start(ctx, o); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("open %s database %s: %w", s.dialect, Redact(dsn), err)
+	}
+	return s, nil
+}
+
+// openSQLite opens and migrates a SQLite database, trying again while it is
+// busy (another process holds the write lock past the busy timeout, or is
+// switching a new file to WAL) until o.openBudget is spent.
+func openSQLite(ctx context.Context, dsn string, o options) (*Store, error) {
+	deadline := time.Now().Add(o.openBudget)
+	wait := 50 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		db, err := sql.Open("sqlite", sqliteDSN(dsn, o.busyTimeout))
 		if err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
-		s.db = db
+		s := newStore(db, SQLite)
+		s.retries = attempt
 		if isSQLiteMemory(dsn) {
 			// Every connection to :memory: is its own database.
 			s.db.SetMaxOpenConns(1)
@@ -93,18 +154,53 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 			s.db.SetMaxOpenConns(sqliteMaxConns)
 			s.db.SetMaxIdleConns(sqliteMaxConns)
 		}
-		s.dialect = SQLite
-	}
-	if err := s.db.PingContext(ctx); err != nil {
+		err = s.start(ctx, o)
+		if err == nil {
+			return s, nil
+		}
 		s.db.Close()
-		return nil, fmt.Errorf("open %s database %s: %w", s.dialect, Redact(dsn), err)
+		if !isBusy(err) || time.Now().Add(wait).After(deadline) {
+			if attempt > 0 {
+				err = fmt.Errorf("%w (tried %d times over %s)", err, attempt+1, o.openBudget)
+			}
+			return nil, fmt.Errorf("open %s database %s: %w", SQLite, dsn, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("open %s database %s: %w (while waiting to retry: %w)", SQLite, dsn, ctx.Err(), err)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
 	}
-	if err := s.migrate(ctx); err != nil {
-		s.db.Close()
-		return nil, fmt.Errorf("open %s database %s: %w", s.dialect, Redact(dsn), err)
-	}
-	return s, nil
 }
+
+// start checks the connection and migrates.
+func (s *Store) start(ctx context.Context, o options) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return err
+	}
+	return s.migrate(ctx, o.scorerEnum)
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED (in
+// any extended form): another connection holds the lock.
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	if !errors.As(err, &coded) {
+		return false
+	}
+	switch coded.Code() & 0xff {
+	case sqliteBusy, sqliteLocked:
+		return true
+	}
+	return false
+}
+
+// SQLite's primary result codes for a held lock.
+const (
+	sqliteBusy   = 5
+	sqliteLocked = 6
+)
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
@@ -151,9 +247,9 @@ func rebindDollar(query string) string {
 	return b.String()
 }
 
-func sqliteDSN(path string) string {
+func sqliteDSN(path string, busyTimeout time.Duration) string {
 	q := []string{
-		"_pragma=busy_timeout(" + strconv.FormatInt(sqliteBusyTimeout.Milliseconds(), 10) + ")",
+		"_pragma=busy_timeout(" + strconv.FormatInt(busyTimeout.Milliseconds(), 10) + ")",
 		"_pragma=foreign_keys(1)",
 		"_pragma=synchronous(NORMAL)",
 		"_txlock=immediate",
