@@ -30,9 +30,6 @@ import (
 	"github.com/assay-eval/assay/pkg/trace"
 )
 
-// CompositeID is the scorer that averages the scorers upstream of it.
-const CompositeID scorer.ID = "composite"
-
 // Scorers scores batches of cases; *pluginhost.Host is one.
 type Scorers interface {
 	Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []pluginhost.Outcome
@@ -63,7 +60,7 @@ type Engine struct {
 	cfg       Config
 	files     fileCache
 	tasks     map[string]*taskInfo
-	upstreams map[string][]scorer.ID // composite task label -> upstream scorers
+	upstreams map[string][]scorer.ID // label of a task whose scorer needs upstream results -> its upstream scorers
 }
 
 // taskInfo is a pack task with its wire form computed once.
@@ -100,7 +97,7 @@ func New(cfg Config) (*Engine, error) {
 		if _, ok := cfg.Descriptions[t.Scorer]; !ok {
 			return nil, fmt.Errorf("task %q: scorer %q is not installed", t.Label, t.Scorer)
 		}
-		if t.Scorer == CompositeID {
+		if cfg.Descriptions[t.Scorer].NeedsPart(scorer.NeedUpstream) {
 			ups := Upstreams(cfg.Descriptions, t)
 			if len(ups) == 0 {
 				return nil, fmt.Errorf("task %q: no installed scorer declares any of its KPI keys", t.Label)
@@ -111,12 +108,18 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Upstreams lists, sorted, every scorer other than composite that declares
-// one of t's KPI keys: the scorers a composite task runs first.
+// Upstreams is the one rule for upstream scorers (docs/verify-engine.md):
+// when t's scorer declares the upstream need, it lists, sorted, every
+// installed scorer that does not itself need upstream results and declares
+// one of t's KPI keys; these score the turn first and their results are
+// delivered to t's scorer. For any other task it is nil.
 func Upstreams(descs map[scorer.ID]scorer.Description, t *pack.Task) []scorer.ID {
+	if !descs[t.Scorer].NeedsPart(scorer.NeedUpstream) {
+		return nil
+	}
 	var ids []scorer.ID
 	for id, d := range descs {
-		if id == CompositeID {
+		if d.NeedsPart(scorer.NeedUpstream) {
 			continue
 		}
 		for k := range t.KPIs {
@@ -616,12 +619,13 @@ func (c *fileCache) put(path string, s *companyos.Snapshot, sha string) {
 // job is one case of a turn for one scorer.
 type job struct {
 	p        *prepared
-	upstream int // index into the composite's upstream list, or -1 for the task scorer
+	upstream int // index into the task's upstream list, or -1 for the task scorer
 	c        *scorer.Case
 }
 
 // scoreChunk scores every turn of a chunk: first each turn's task scorer
-// (for composite tasks: the upstream scorers), then composite.
+// (for a task whose scorer needs upstream results: its upstream scorers),
+// then the scorers that need upstream results, with those results.
 func (e *Engine) scoreChunk(ctx context.Context, chunk []*prepared) {
 	byScorer := map[scorer.ID][]job{}
 	for i, p := range chunk {
@@ -629,8 +633,7 @@ func (e *Engine) scoreChunk(ctx context.Context, chunk []*prepared) {
 			continue
 		}
 		t := p.info.task
-		if t.Scorer == CompositeID {
-			ups := e.upstreams[t.Label]
+		if ups, ok := e.upstreams[t.Label]; ok {
 			p.ups = make([]scorer.Upstream, len(ups))
 			for k, id := range ups {
 				byScorer[id] = append(byScorer[id], job{p: p, upstream: k, c: e.newCase(i, p, id)})
@@ -641,17 +644,18 @@ func (e *Engine) scoreChunk(ctx context.Context, chunk []*prepared) {
 	}
 	e.runJobs(ctx, byScorer)
 
-	var composite []job
+	combining := map[scorer.ID][]job{}
 	for i, p := range chunk {
-		if p.failed || p.info.task.Scorer != CompositeID || p.upErr != nil {
+		t := p.info.task
+		if _, ok := e.upstreams[t.Label]; !ok || p.failed || p.upErr != nil {
 			continue
 		}
-		c := e.newCase(i, p, CompositeID)
+		c := e.newCase(i, p, t.Scorer)
 		c.Upstream = p.ups
-		composite = append(composite, job{p: p, upstream: -1, c: c})
+		combining[t.Scorer] = append(combining[t.Scorer], job{p: p, upstream: -1, c: c})
 	}
-	if len(composite) > 0 {
-		e.runJobs(ctx, map[scorer.ID][]job{CompositeID: composite})
+	if len(combining) > 0 {
+		e.runJobs(ctx, combining)
 	}
 }
 
@@ -778,16 +782,11 @@ func (e *Engine) finish(ctx context.Context, candidate string, p *prepared) Turn
 	}
 
 	res := p.result
-	var checks []CheckResult
-	if t.Scorer == CompositeID {
-		for _, u := range p.ups {
-			checks = append(checks, scorerChecks(u.Scorer, u.Result.Checks)...)
-			for _, d := range u.Result.Diagnostics {
-				r.Diagnostics = append(r.Diagnostics, bound(fmt.Sprintf("%s: %s", u.Scorer, d)))
-			}
+	checks, nChecks := e.turnChecks(t, p)
+	for _, u := range p.ups {
+		for _, d := range u.Result.Diagnostics {
+			r.Diagnostics = append(r.Diagnostics, bound(fmt.Sprintf("%s: %s", u.Scorer, d)))
 		}
-	} else {
-		checks = scorerChecks(t.Scorer, res.Checks)
 	}
 	for _, d := range res.Diagnostics {
 		r.Diagnostics = append(r.Diagnostics, bound(fmt.Sprintf("%s: %s", t.Scorer, d)))
@@ -797,7 +796,6 @@ func (e *Engine) finish(ctx context.Context, candidate string, p *prepared) Turn
 		checkScores[c.Name] = c.Score
 	}
 	var celWeighted []score.Weighted
-	var celTags []string
 	if e.cfg.CEL != nil && len(t.CEL) > 0 {
 		for _, c := range e.cfg.CEL.Evaluate(ctx, t, kpi.Input{
 			Turn:         turn,
@@ -811,19 +809,11 @@ func (e *Engine) finish(ctx context.Context, candidate string, p *prepared) Turn
 			ScorerChecks: checkScores,
 		}) {
 			cr := CheckResult{Name: c.Name, Source: "cel", Score: c.Score, Passed: c.Passed, Detail: bound(c.Detail)}
-			if !c.Passed && c.FailureTag != "" {
+			if !c.Passed {
 				cr.FailureTag = c.FailureTag
-				celTags = append(celTags, c.FailureTag)
 			}
 			checks = append(checks, cr)
 			celWeighted = append(celWeighted, score.Weighted{Score: c.Score, Weight: c.Weight})
-		}
-	}
-	nChecks := len(res.Checks)
-	if t.Scorer == CompositeID {
-		nChecks = 0
-		for _, u := range p.ups {
-			nChecks += len(u.Result.Checks)
 		}
 	}
 	kpiScore := score.KPIScore(res.Score, nChecks, celWeighted)
@@ -831,28 +821,79 @@ func (e *Engine) finish(ctx context.Context, candidate string, p *prepared) Turn
 	r.Status = score.StatusScored
 	r.KPIScore, r.TurnScore = &kpiScore, &turnScore
 	r.Checks = checks
-	tags := append([]string(nil), res.FailureTags...)
-	for _, u := range p.ups {
-		tags = append(tags, u.Result.FailureTags...)
-	}
-	r.FailureTags = score.MergeTags(tags, celTags, hostTags)
+	r.FailureTags = turnTags(res, p.ups, checks, hostTags)
 	return r
 }
 
-// scorerChecks converts a scorer's checks, bounding every stored excerpt.
-func scorerChecks(id scorer.ID, cs []scorer.Check) []CheckResult {
+// turnChecks are a scored turn's scorer checks and how many weigh in its KPI
+// score. For a task whose scorer needs upstream results they are the
+// upstream scorers' checks, each under its own scorer, then the combining
+// scorer's checks on KPI keys it declares itself (a check it passes on from
+// upstream is not counted twice); otherwise the task scorer's checks.
+func (e *Engine) turnChecks(t *pack.Task, p *prepared) ([]CheckResult, int) {
+	res := p.result
+	if _, ok := e.upstreams[t.Label]; !ok {
+		return e.scorerChecks(t.Scorer, res.Checks), len(res.Checks)
+	}
+	var checks []CheckResult
+	for _, u := range p.ups {
+		checks = append(checks, e.scorerChecks(u.Scorer, u.Result.Checks)...)
+	}
+	own := e.cfg.Descriptions[t.Scorer]
+	var mine []scorer.Check
+	for _, c := range res.Checks {
+		if own.Declares(c.KPI) {
+			mine = append(mine, c)
+		}
+	}
+	checks = append(checks, e.scorerChecks(t.Scorer, mine)...)
+	return checks, len(checks)
+}
+
+// turnTags are a scored turn's failure tags (docs/verify-engine.md): the
+// scorer's Result.FailureTags and its upstream scorers', the tag of every
+// failed check (scorer, upstream and CEL checks alike), and the tags the
+// host derives from the trace and the budgets.
+func turnTags(res *scorer.Result, ups []scorer.Upstream, checks []CheckResult, hostTags []string) []string {
+	tags := append([]string(nil), res.FailureTags...)
+	for _, u := range ups {
+		tags = append(tags, u.Result.FailureTags...)
+	}
+	for _, c := range checks {
+		if !c.Passed {
+			tags = append(tags, c.FailureTag)
+		}
+	}
+	return score.MergeTags(tags, hostTags)
+}
+
+// scorerChecks converts a scorer's checks, bounding every stored excerpt. A
+// failed check carries its own failure tag, else the one id declares for
+// the check's KPI key; a passed check carries none.
+func (e *Engine) scorerChecks(id scorer.ID, cs []scorer.Check) []CheckResult {
+	d := e.cfg.Descriptions[id]
 	out := make([]CheckResult, len(cs))
 	for i, c := range cs {
 		out[i] = CheckResult{Name: c.KPI, Source: "scorer:" + string(id), Score: c.Score, Passed: c.Passed,
 			Detail: bound(c.Detail)}
 		if !c.Passed {
-			out[i].FailureTag = c.FailureTag // a tag names a failure: a passed check carries none
+			out[i].FailureTag = firstNonEmpty(c.FailureTag, declaredTag(d, c.KPI))
 		}
 		for _, ev := range c.Evidence {
 			out[i].Evidence = append(out[i].Evidence, bound(ev))
 		}
 	}
 	return out
+}
+
+// declaredTag is the failure tag d declares for KPI key k, if any.
+func declaredTag(d scorer.Description, k string) string {
+	for _, kp := range d.KPIs {
+		if kp.Key == k {
+			return kp.FailureTag
+		}
+	}
+	return ""
 }
 
 // bound keeps a stored excerpt within the evidence limit (500 characters,

@@ -143,7 +143,7 @@ func TestVerifyFixtures(t *testing.T) {
 	}
 	// Composite checks name the upstream scorer that made them.
 	for _, r := range good.Results {
-		if p.Task(r.Label).Scorer != CompositeID {
+		if p.Task(r.Label).Scorer != "composite" {
 			continue
 		}
 		for _, c := range r.Checks {
