@@ -25,9 +25,9 @@ type TurnRow struct {
 	ID                int64 // set when read back
 	RunID             int64
 	Label             string
-	Attempt           int    // the run's attempt (a fresh re-run is the next attempt)
-	Revision          int    // the turn's revision within the attempt, from 1; 0 is stored as 1
-	InputKey          string // sha256 of the turn's inputs; empty when unknown (matches nothing)
+	Attempt           int      // the run's attempt (a fresh re-run is the next attempt)
+	Revision          int      // the turn's revision within the attempt, from 1; 0 is stored as 1
+	InputKey          string   // sha256 of the turn's inputs; empty when unknown (matches nothing)
 	Status            string   // scored, unscored or missing
 	ProcessScore      *float64 // nil when missing
 	KPIScore          *float64 // nil when unscored or missing
