@@ -61,6 +61,8 @@ type turnOut struct {
 	Label       string   `json:"label"`
 	Status      string   `json:"status"`
 	KPIScore    *float64 `json:"kpi_score"`
+	TurnScore   *float64 `json:"turn_score"`
+	Finalized   bool     `json:"finalized"`
 	FailureTags []string `json:"failure_tags"`
 	Checks      []struct {
 		Name       string `json:"name"`

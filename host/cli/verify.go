@@ -472,8 +472,8 @@ func writeJSON(path string, v any) error {
 // printCandidate prints one candidate's per-task table and summary.
 func printCandidate(w io.Writer, out *verify.Outcome, cs candidateSummary) {
 	fmt.Fprintf(w, "\ncandidate %s", out.Candidate)
-	if out.Resumed > 0 {
-		fmt.Fprintf(w, " (resumed: %d turns already recorded)", out.Resumed)
+	if out.Reused > 0 {
+		fmt.Fprintf(w, " (resumed: %d turns already recorded)", out.Reused)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
