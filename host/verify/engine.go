@@ -512,7 +512,8 @@ type snapshotCache struct {
 	m  map[string]*companyos.Snapshot
 }
 
-// prepare reads one turn's trace and snapshots and computes its input key.
+// prepare reads one turn's trace and snapshots and, when turns are
+// recorded, computes its input key.
 // A turn recorded before with the same key is reused and not parsed;
 // otherwise the trace and snapshots are parsed. Problems are recorded on
 // the turn; they never stop the run.
@@ -538,7 +539,7 @@ func (e *Engine) prepare(v *pass, ts *TurnSpec, cache *snapshotCache) *prepared 
 	}
 	before := e.readPart(p, ts.StateBefore, beforeSrc)
 	after := e.readPart(p, ts.StateAfter, afterSrc)
-	if !p.failed {
+	if !p.failed && v.run != nil {
 		p.key = e.inputKey(p.info, ts, sha256Hex(traceSrc), before.sha, after.sha)
 		if p.reuse() {
 			return p
@@ -876,38 +877,52 @@ func (e *Engine) finish(ctx context.Context, candidate string, p *prepared) Turn
 	for _, d := range res.Diagnostics {
 		r.Diagnostics = append(r.Diagnostics, bound(fmt.Sprintf("%s: %s", t.Scorer, d)))
 	}
-	checkScores := make(map[string]float64, len(checks))
-	for _, c := range checks {
-		checkScores[c.Name] = c.Score
-	}
-	var celWeighted []score.Weighted
-	if e.cfg.CEL != nil && len(t.CEL) > 0 {
-		for _, c := range e.cfg.CEL.Evaluate(ctx, t, kpi.Input{
-			Turn:         turn,
-			Label:        t.Label,
-			Persona:      r.Persona,
-			LatencyS:     p.spec.LatencyS,
-			CostUSD:      p.spec.CostUSD,
-			State:        p.after,
-			Before:       p.before,
-			ScorerScore:  res.Score,
-			ScorerChecks: checkScores,
-		}) {
-			cr := CheckResult{Name: c.Name, Source: "cel", Score: c.Score, Passed: c.Passed, Detail: bound(c.Detail)}
-			if !c.Passed {
-				cr.FailureTag = c.FailureTag
-			}
-			checks = append(checks, cr)
-			celWeighted = append(celWeighted, score.Weighted{Score: c.Score, Weight: c.Weight})
-		}
-	}
+	cel, celWeighted := e.celChecks(ctx, p, r.Persona, checks)
+	checks = append(checks, cel...)
 	kpiScore := score.KPIScore(res.Score, nChecks, celWeighted)
 	turnScore := score.TurnScore(sc.ProcessWeight, sc.KPIWeight, process, kpiScore)
 	r.Status = score.StatusScored
 	r.KPIScore, r.TurnScore = &kpiScore, &turnScore
+	if checks == nil {
+		checks = []CheckResult{} // [] in results.json, never null
+	}
 	r.Checks = checks
 	r.FailureTags = turnTags(res, p.ups, checks, hostTags)
 	return r
+}
+
+// celChecks evaluates the task's CEL checks on a scored turn, given its
+// scorer checks; a failed check carries its failure_tag.
+func (e *Engine) celChecks(ctx context.Context, p *prepared, persona string, checks []CheckResult) ([]CheckResult, []score.Weighted) {
+	t := p.info.task
+	if e.cfg.CEL == nil || len(t.CEL) == 0 {
+		return nil, nil
+	}
+	checkScores := make(map[string]float64, len(checks))
+	for _, c := range checks {
+		checkScores[c.Name] = c.Score
+	}
+	var out []CheckResult
+	var weighted []score.Weighted
+	for _, c := range e.cfg.CEL.Evaluate(ctx, t, kpi.Input{
+		Turn:         p.turn,
+		Label:        t.Label,
+		Persona:      persona,
+		LatencyS:     p.spec.LatencyS,
+		CostUSD:      p.spec.CostUSD,
+		State:        p.after,
+		Before:       p.before,
+		ScorerScore:  p.result.Score,
+		ScorerChecks: checkScores,
+	}) {
+		cr := CheckResult{Name: c.Name, Source: "cel", Score: c.Score, Passed: c.Passed, Detail: bound(c.Detail)}
+		if !c.Passed {
+			cr.FailureTag = c.FailureTag
+		}
+		out = append(out, cr)
+		weighted = append(weighted, score.Weighted{Score: c.Score, Weight: c.Weight})
+	}
+	return out, weighted
 }
 
 // turnChecks are a scored turn's scorer checks and how many weigh in its KPI
