@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 )
@@ -117,5 +118,93 @@ func testResume(t *testing.T, dir, db string, open func() (*sql.DB, error)) {
 	}
 	if runs != 1 {
 		t.Errorf("runs = %d, want 1 (the resumed run is the same run)", runs)
+	}
+}
+
+// TestResumeKeyedByContent (issue 12 item 2) verifies a candidate, edits one
+// of its traces and verifies again: the edited turn is scored again as a
+// new revision (its old row kept) and the others are reused.
+func TestResumeKeyedByContent(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		dbPath := filepath.Join(dir, "assay.db")
+		testResumeByContent(t, dir, dbPath, func() (*sql.DB, error) { return sql.Open("sqlite", dbPath) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		base := os.Getenv("ASSAY_TEST_POSTGRES_URL")
+		if base == "" {
+			t.Skip("ASSAY_TEST_POSTGRES_URL is not set; skipping the Postgres resume test")
+		}
+		dsn := pgSchema(t, base)
+		testResumeByContent(t, t.TempDir(), dsn, func() (*sql.DB, error) { return sql.Open("pgx", dsn) })
+	})
+}
+
+func testResumeByContent(t *testing.T, dir, db string, open func() (*sql.DB, error)) {
+	cand := filepath.Join(dir, "candidate-a")
+	if err := os.CopyFS(cand, os.DirFS(filepath.Join(root, "examples/runs/candidate-a"))); err != nil {
+		t.Fatal(err)
+	}
+	const edited = "task_create_release_blocker"
+	verifyOnce := func() (result, map[string]turnOut) {
+		t.Helper()
+		out := filepath.Join(dir, "out")
+		r := run(t, db, "verify", "--pack", "packs/example.yaml", "--run", cand, "--out", out)
+		if r.code != 0 && r.code != 1 {
+			t.Fatalf("verify exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		var results []turnOut
+		readJSON(t, filepath.Join(out, "results.json"), &results)
+		byLabel := map[string]turnOut{}
+		for _, tr := range results {
+			byLabel[tr.Label] = tr
+		}
+		return r, byLabel
+	}
+	_, first := verifyOnce()
+	if !first[edited].Finalized {
+		t.Fatalf("%s is not finalized before the edit", edited)
+	}
+	// The harness re-ran the turn and it gave up without finalizing.
+	writeText(t, filepath.Join(cand, "results", edited+".ndjson"), `{"type":"done","reply":"gave up","finalized":false}`+"\n")
+
+	_, second := verifyOnce()
+	if second[edited].Finalized {
+		t.Errorf("%s: finalized after the trace says false: the old score was reused", edited)
+	}
+	for label, tr := range first {
+		if label != edited && !cmp.Equal(tr, second[label]) {
+			t.Errorf("%s changed though its inputs did not:\n%s", label, cmp.Diff(tr, second[label]))
+		}
+	}
+	conn, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rows, err := conn.Query("SELECT label, count(*), max(revision) FROM company_eval_turns GROUP BY label")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string][2]int{}
+	for rows.Next() {
+		var label string
+		var n, rev int
+		if err := rows.Scan(&label, &n, &rev); err != nil {
+			t.Fatal(err)
+		}
+		got[label] = [2]int{n, rev}
+	}
+	want := map[string][2]int{}
+	for label := range first {
+		if first[label].Status == "missing" {
+			continue
+		}
+		want[label] = [2]int{1, 1}
+	}
+	want[edited] = [2]int{2, 2}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stored rows and latest revision per label (-want +got):\n%s", diff)
 	}
 }

@@ -135,15 +135,13 @@ func (s *session) start(ctx context.Context) error {
 	return nil
 }
 
-// used lists the scorers the pack's tasks use, composite's upstreams included.
+// used lists the scorers the pack's tasks use, upstream scorers included.
 func (s *session) used() []scorer.ID {
 	seen := map[scorer.ID]bool{}
 	for _, t := range s.pack.Tasks {
 		seen[t.Scorer] = true
-		if t.Scorer == verify.CompositeID {
-			for _, id := range verify.Upstreams(s.descriptions, t) {
-				seen[id] = true
-			}
+		for _, id := range verify.Upstreams(s.descriptions, t) {
+			seen[id] = true
 		}
 	}
 	ids := make([]scorer.ID, 0, len(seen))

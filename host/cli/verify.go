@@ -198,6 +198,9 @@ func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport
 	if len(cs.RescoredLabels) > 0 {
 		fmt.Fprintf(w, "  rescored (inputs changed since recorded): %s\n", strings.Join(cs.RescoredLabels, ", "))
 	}
+	if len(cs.RetriedLabels) > 0 {
+		fmt.Fprintf(w, "  retried (unscored when recorded): %s\n", strings.Join(cs.RetriedLabels, ", "))
+	}
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TASK\tSTATUS\tPROCESS\tKPI\tTURN\tTOOLS\tLATENCY\tFAILURE TAGS")
 	for _, r := range out.Results {

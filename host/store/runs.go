@@ -46,7 +46,7 @@ type RunRow struct {
 	Status        string
 	Summary       json.RawMessage // nil until the attempt finished
 	Verdict       json.RawMessage // nil unless one was stored
-	Turns         int             // turns stored for the latest attempt
+	Turns         int             // turns (labels) stored for the latest attempt, each counted once whatever its revisions
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 }
@@ -102,7 +102,7 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, status string, summa
 
 const runColumns = `r.id, r.candidate, r.pack_sha256, r.pack_name, r.scorer_version, r.host_version,
 	r.attempt, r.status, r.summary, r.verdict, r.created_at, r.updated_at,
-	(SELECT count(*) FROM company_eval_turns t WHERE t.run_id = r.id AND t.attempt = r.attempt)`
+	(SELECT count(DISTINCT t.label) FROM company_eval_turns t WHERE t.run_id = r.id AND t.attempt = r.attempt)`
 
 // Runs returns the stored runs of a pack (every run when packSHA256 is
 // empty), each with its latest attempt's summary, ordered by candidate.

@@ -381,7 +381,7 @@ func TestTurns(t *testing.T) {
 			}
 			score := 0.75
 			process, kpi := 0.9, 0.5
-			first := TurnRow{RunID: run.ID, Label: "t0", Attempt: 1, Status: TurnScored, ProcessScore: &process, KPIScore: &kpi,
+			first := TurnRow{RunID: run.ID, Label: "t0", Attempt: 1, Revision: 1, InputKey: "k1", Status: TurnScored, ProcessScore: &process, KPIScore: &kpi,
 				TurnScore: &score, Checks: []byte(`[{"kpi":"x","score":1}]`), FailureTags: []byte(`["tool_missing"]`),
 				ScorerID: "task_state", ScorerSHA256: "abc", StateBeforeSHA256: "s1", StateAfterSHA256: "s2",
 				Result: []byte(`{"label":"t0"}`)}
@@ -415,7 +415,7 @@ func TestTurns(t *testing.T) {
 			if done["t0"].CreatedAt.IsZero() {
 				t.Errorf("TurnsDone()[t0].CreatedAt is zero")
 			}
-			wantT1 := TurnRow{RunID: run.ID, Label: "t1", Attempt: 1, Status: TurnUnscored,
+			wantT1 := TurnRow{RunID: run.ID, Label: "t1", Attempt: 1, Revision: 1, Status: TurnUnscored,
 				Checks: []byte("[]"), FailureTags: []byte("[]"), Result: []byte("{}")}
 			if diff := cmp.Diff(wantT1, done["t1"], ignore); diff != "" {
 				t.Errorf("TurnsDone()[t1] (-want +got):\n%s", diff)
@@ -439,6 +439,105 @@ func TestTurns(t *testing.T) {
 			}
 			if _, err := s.Snapshot(ctx, "nope"); !errors.Is(err, ErrNotFound) {
 				t.Errorf("Snapshot(nope) = %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+// Issue 12 item 2: a turn scored again is stored as its next revision; the
+// latest revision is the turn's result, the earlier ones stay, and a run
+// counts the turn once.
+func TestTurnRevisions(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := openStore(t, b.open(t))
+			run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rev, key := range []string{"k1", "k2"} {
+				row := TurnRow{RunID: run.ID, Label: "t", Attempt: 1, Revision: rev + 1, InputKey: key, Status: TurnScored}
+				if err := s.InsertTurns(ctx, []TurnRow{row}); err != nil {
+					t.Fatalf("InsertTurns(revision %d) = %v", rev+1, err)
+				}
+			}
+			done, err := s.TurnsDone(ctx, run.ID, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := done["t"]; got.Revision != 2 || got.InputKey != "k2" {
+				t.Errorf("TurnsDone()[t] = revision %d key %q, want 2 and k2", got.Revision, got.InputKey)
+			}
+			revs, err := s.TurnRevisions(ctx, run.ID, 1, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, r := range revs {
+				keys = append(keys, fmt.Sprintf("%d:%s", r.Revision, r.InputKey))
+			}
+			if diff := cmp.Diff([]string{"1:k1", "2:k2"}, keys); diff != "" {
+				t.Errorf("TurnRevisions() (-want +got):\n%s", diff)
+			}
+			rr, err := s.RunByID(ctx, run.ID)
+			if err != nil || rr.Turns != 1 {
+				t.Errorf("RunByID().Turns = %d, %v; want 1 (one turn, two revisions)", rr.Turns, err)
+			}
+		})
+	}
+}
+
+// Issue 12 item 2: a database written before turn revisions existed opens,
+// and its turns read back as revision 1 with no input key.
+func TestTurnRevisionsOnOldDatabase(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := b.open(t)
+			old := openStore(t, dsn)
+			// Take the database back to before migration 3: drop what
+			// Open made and apply only migrations 1 and 2.
+			ms, err := migrations(old.dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{"DROP TABLE company_eval_turns", "DROP TABLE company_eval_snapshots",
+				"DROP TABLE eval_run_events", "DROP TABLE eval_task_results", "DROP TABLE eval_runs",
+				"DROP TABLE company_eval_runs", "DROP TABLE company_eval_packs", "DELETE FROM schema_migrations"} {
+				if _, err := old.db.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			for _, m := range ms[:2] {
+				if _, err := old.db.ExecContext(ctx, m.sql); err != nil {
+					t.Fatalf("apply %s: %v", m.name, err)
+				}
+				if _, err := old.db.ExecContext(ctx, old.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+					m.version, m.name, old.now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run, err := old.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := old.db.ExecContext(ctx, old.Rebind(`INSERT INTO company_eval_turns (run_id, label, attempt, status, created_at)
+				VALUES (?, 't', 1, 'scored', ?)`), run.ID, old.now()); err != nil {
+				t.Fatal(err)
+			}
+			old.Close()
+
+			s := openStore(t, dsn)
+			done, err := s.TurnsDone(ctx, run.ID, 1)
+			if err != nil {
+				t.Fatalf("TurnsDone() on a migrated database = %v", err)
+			}
+			if got, ok := done["t"]; !ok || got.Revision != 1 || got.InputKey != "" {
+				t.Errorf("old turn after migration = %+v, want revision 1 and no input key", got)
+			}
+			if err := s.InsertTurns(ctx, []TurnRow{{RunID: run.ID, Label: "t", Attempt: 1, Revision: 2, InputKey: "k", Status: TurnScored}}); err != nil {
+				t.Errorf("InsertTurns(revision 2) on a migrated database = %v", err)
 			}
 		})
 	}

@@ -17,12 +17,17 @@ const (
 	TurnMissing  = "missing"  // the pack task had no turn in the run
 )
 
-// TurnRow is one stored turn result.
+// TurnRow is one stored turn result. A turn of a run attempt may be stored
+// more than once: each time its inputs change and it is scored again, as the
+// next revision (docs/verify-engine.md); the latest revision is the turn's
+// result and the earlier ones stay as its history.
 type TurnRow struct {
 	ID                int64 // set when read back
 	RunID             int64
 	Label             string
-	Attempt           int
+	Attempt           int      // the run's attempt (a fresh re-run is the next attempt)
+	Revision          int      // the turn's revision within the attempt, from 1; 0 is stored as 1
+	InputKey          string   // sha256 of the turn's inputs; empty when unknown (matches nothing)
 	Status            string   // scored, unscored or missing
 	ProcessScore      *float64 // nil when missing
 	KPIScore          *float64 // nil when unscored or missing
@@ -38,9 +43,9 @@ type TurnRow struct {
 }
 
 const turnColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
-	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at`
+	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key`
 
-const turnColumnCount = 15
+const turnColumnCount = 17
 
 // turnsPerStatement bounds a multi-row INSERT well under both databases'
 // parameter limits.
@@ -52,12 +57,12 @@ func (t *TurnRow) args(now time.Time) ([]any, error) {
 	default:
 		return nil, fmt.Errorf("turn %q: status %q: want scored, unscored or missing", t.Label, t.Status)
 	}
-	if t.RunID == 0 || t.Label == "" || t.Attempt < 1 {
-		return nil, fmt.Errorf("turn %q: run id, label and attempt >= 1 are required", t.Label)
+	if t.RunID == 0 || t.Label == "" || t.Attempt < 1 || t.Revision < 0 {
+		return nil, fmt.Errorf("turn %q: run id, label, attempt >= 1 and revision >= 0 are required", t.Label)
 	}
 	return []any{t.RunID, t.Label, t.Attempt, t.Status, nullFloat(t.ProcessScore), nullFloat(t.KPIScore), nullFloat(t.TurnScore),
 		jsonText(t.Checks, "[]"), jsonText(t.FailureTags, "[]"), t.ScorerID, t.ScorerSHA256,
-		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now}, nil
+		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now, max(t.Revision, 1), t.InputKey}, nil
 }
 
 func nullFloat(f *float64) any {
@@ -83,7 +88,7 @@ func jsonText(b json.RawMessage, empty string) string {
 }
 
 // InsertTurn stores one turn; a turn already stored under (run, label,
-// attempt) is left as it is, so a resumed run never duplicates.
+// attempt, revision) is left as it is, so a resumed run never duplicates.
 func (s *Store) InsertTurn(ctx context.Context, t TurnRow) error {
 	_, err := s.InsertTurnOnce(ctx, t)
 	return err
@@ -153,48 +158,62 @@ func (s *Store) insertTurnsSQL(rows int) string {
 		}
 		b.WriteString(row)
 	}
-	b.WriteString(" ON CONFLICT (run_id, label, attempt) DO NOTHING")
+	b.WriteString(" ON CONFLICT (run_id, label, attempt, revision) DO NOTHING")
 	return s.Rebind(b.String())
 }
 
-// TurnsDone returns the turns stored for one attempt of a run, by label:
-// what a resumed run can skip.
+// TurnsDone returns the latest revision of each turn stored for one attempt
+// of a run, by label: what a resumed run may reuse.
 func (s *Store) TurnsDone(ctx context.Context, runID int64, attempt int) (map[string]TurnRow, error) {
-	rows, err := s.db.QueryContext(ctx, s.Rebind(`SELECT id, `+turnColumns+`
-		FROM company_eval_turns WHERE run_id = ? AND attempt = ?`), runID, attempt)
+	all, err := s.turns(ctx, runID, attempt, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]TurnRow, len(all))
+	for _, t := range all { // in revision order: the latest wins
+		out[t.Label] = t
+	}
+	return out, nil
+}
+
+// TurnRevisions returns every revision stored for one turn of a run
+// attempt, oldest first.
+func (s *Store) TurnRevisions(ctx context.Context, runID int64, attempt int, label string) ([]TurnRow, error) {
+	return s.turns(ctx, runID, attempt, label)
+}
+
+// turns reads the turns of a run attempt (only label's, unless it is
+// empty), ordered by label and revision.
+func (s *Store) turns(ctx context.Context, runID int64, attempt int, label string) ([]TurnRow, error) {
+	q := `SELECT id, ` + turnColumns + ` FROM company_eval_turns WHERE run_id = ? AND attempt = ?`
+	args := []any{runID, attempt}
+	if label != "" {
+		q += ` AND label = ?`
+		args = append(args, label)
+	}
+	rows, err := s.db.QueryContext(ctx, s.Rebind(q+` ORDER BY label, revision`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
 	}
 	defer rows.Close()
-	out := map[string]TurnRow{}
+	var out []TurnRow
 	for rows.Next() {
 		var t TurnRow
 		var process, kpi, turn sql.NullFloat64
 		var checks, tags, result []byte
 		if err := rows.Scan(&t.ID, &t.RunID, &t.Label, &t.Attempt, &t.Status, &process, &kpi,
 			&turn, &checks, &tags, &t.ScorerID, &t.ScorerSHA256, &t.StateBeforeSHA256,
-			&t.StateAfterSHA256, &result, &t.CreatedAt); err != nil {
+			&t.StateAfterSHA256, &result, &t.CreatedAt, &t.Revision, &t.InputKey); err != nil {
 			return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
 		}
 		t.ProcessScore, t.KPIScore, t.TurnScore = floatPtr(process), floatPtr(kpi), floatPtr(turn)
 		t.Checks, t.FailureTags, t.Result = checks, tags, result
-		out[t.Label] = t
+		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
 	}
 	return out, nil
-}
-
-// DeleteTurn removes one stored turn of an attempt, so it can be scored
-// again (a resumed run retries the turns it could not score).
-func (s *Store) DeleteTurn(ctx context.Context, runID int64, attempt int, label string) error {
-	_, err := s.db.ExecContext(ctx, s.Rebind(`DELETE FROM company_eval_turns WHERE run_id = ? AND attempt = ? AND label = ?`),
-		runID, attempt, label)
-	if err != nil {
-		return fmt.Errorf("delete turn %s of run %d: %w", label, runID, err)
-	}
-	return nil
 }
 
 // PutSnapshot stores a state snapshot under its sha256 (computed by the

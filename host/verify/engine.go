@@ -30,9 +30,6 @@ import (
 	"github.com/assay-eval/assay/pkg/trace"
 )
 
-// CompositeID is the scorer that averages the scorers upstream of it.
-const CompositeID scorer.ID = "composite"
-
 // Scorers scores batches of cases; *pluginhost.Host is one.
 type Scorers interface {
 	Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []pluginhost.Outcome
@@ -63,7 +60,7 @@ type Engine struct {
 	cfg       Config
 	files     fileCache
 	tasks     map[string]*taskInfo
-	upstreams map[string][]scorer.ID // composite task label -> upstream scorers
+	upstreams map[string][]scorer.ID // label of a task whose scorer needs upstream results -> its upstream scorers
 }
 
 // taskInfo is a pack task with its wire form computed once.
@@ -71,6 +68,7 @@ type taskInfo struct {
 	task  *pack.Task
 	order int
 	wire  scorer.Task
+	key   string // sha256 of the task's definition, part of each turn's input key
 }
 
 // New checks the configuration and prepares the pack's tasks.
@@ -100,7 +98,7 @@ func New(cfg Config) (*Engine, error) {
 		if _, ok := cfg.Descriptions[t.Scorer]; !ok {
 			return nil, fmt.Errorf("task %q: scorer %q is not installed", t.Label, t.Scorer)
 		}
-		if t.Scorer == CompositeID {
+		if cfg.Descriptions[t.Scorer].NeedsPart(scorer.NeedUpstream) {
 			ups := Upstreams(cfg.Descriptions, t)
 			if len(ups) == 0 {
 				return nil, fmt.Errorf("task %q: no installed scorer declares any of its KPI keys", t.Label)
@@ -108,15 +106,27 @@ func New(cfg Config) (*Engine, error) {
 			e.upstreams[t.Label] = ups
 		}
 	}
+	for _, info := range e.tasks {
+		var err error
+		if info.key, err = e.taskKey(info.task, info.wire); err != nil {
+			return nil, err
+		}
+	}
 	return e, nil
 }
 
-// Upstreams lists, sorted, every scorer other than composite that declares
-// one of t's KPI keys: the scorers a composite task runs first.
+// Upstreams is the one rule for upstream scorers (docs/verify-engine.md):
+// when t's scorer declares the upstream need, it lists, sorted, every
+// installed scorer that does not itself need upstream results and declares
+// one of t's KPI keys; these score the turn first and their results are
+// delivered to t's scorer. For any other task it is nil.
 func Upstreams(descs map[scorer.ID]scorer.Description, t *pack.Task) []scorer.ID {
+	if !descs[t.Scorer].NeedsPart(scorer.NeedUpstream) {
+		return nil
+	}
 	var ids []scorer.ID
 	for id, d := range descs {
-		if id == CompositeID {
+		if d.NeedsPart(scorer.NeedUpstream) {
 			continue
 		}
 		for k := range t.KPIs {
@@ -178,10 +188,18 @@ type Outcome struct {
 	Candidate string
 	RunID     int64
 	Attempt   int
-	Reused    int          // turns taken from an earlier verification, their inputs unchanged
-	Rescored  []string     // labels of recorded turns scored again because their inputs changed
-	Results   []TurnResult // in pack task order, missing tasks included
-	Summary   score.Summary
+	// Reused counts the turns taken from an earlier verification of the
+	// same run attempt because their inputs are byte-identical (the same
+	// input key, docs/verify-engine.md).
+	Reused int
+	// Rescored lists, sorted, the turns recorded before whose inputs changed
+	// and that were scored again, as a new revision of the turn.
+	Rescored []string
+	// Retried lists, sorted, the turns recorded before as unscored that
+	// were scored again.
+	Retried []string
+	Results []TurnResult // in pack task order, missing tasks included
+	Summary score.Summary
 	// Diagnostics are the run's input problems: warnings (unknown labels,
 	// malformed trace lines) and errors (a turn whose input could not be read;
 	// that turn is recorded as unscored).
@@ -201,6 +219,10 @@ type prepared struct {
 	diags               diag.List
 	failed              bool // the input could not be read: the turn is unscored
 
+	key    string         // the input key; empty when the input could not be read
+	prior  *store.TurnRow // the turn's latest recorded revision, if any
+	reused *TurnResult    // the prior result, when its input key is the same
+
 	result *scorer.Result // the task scorer's result
 	err    error          // the task scorer broke
 	ups    []scorer.Upstream
@@ -212,16 +234,28 @@ type snapshotBlob struct {
 	raw []byte
 }
 
-// Verify scores one candidate's turns and returns its outcome. Turns
-// already recorded for the same candidate, pack and scorer version are
-// resumed, not scored again (unless opts.Fresh).
+// pass is one candidate's verification in progress.
+type pass struct {
+	candidate string
+	run       *store.Run               // nil when nothing is recorded
+	prior     map[string]store.TurnRow // latest recorded revision of each turn, by label
+	results   map[string]TurnResult    // by label
+	stored    map[string]bool          // snapshots recorded by this pass, by sha256
+	out       *Outcome
+}
+
+// Verify scores one candidate's turns and returns its outcome. A turn
+// already recorded for the same candidate, pack, scorer version and run
+// attempt is reused when its input key is the same; otherwise it is scored
+// again as the turn's next revision (docs/verify-engine.md). opts.Fresh
+// starts a new attempt instead.
 func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome, error) {
 	out := &Outcome{Candidate: in.Candidate}
-	var run *store.Run
-	done := map[string]TurnResult{}
+	v := &pass{candidate: in.Candidate, prior: map[string]store.TurnRow{},
+		results: make(map[string]TurnResult, len(e.tasks)), stored: map[string]bool{}, out: out}
 	if e.cfg.Store != nil {
 		var err error
-		run, err = e.cfg.Store.BeginRun(ctx, store.RunKey{
+		v.run, err = e.cfg.Store.BeginRun(ctx, store.RunKey{
 			Candidate:     in.Candidate,
 			PackSHA256:    e.cfg.Pack.SHA256,
 			PackName:      e.cfg.Pack.Name(),
@@ -231,25 +265,10 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 		if err != nil {
 			return nil, fmt.Errorf("starting run for %s: %w", in.Candidate, err)
 		}
-		out.RunID, out.Attempt = run.ID, run.Attempt
-		rows, err := e.cfg.Store.TurnsDone(ctx, run.ID, run.Attempt)
+		out.RunID, out.Attempt = v.run.ID, v.run.Attempt
+		v.prior, err = e.cfg.Store.TurnsDone(ctx, v.run.ID, v.run.Attempt)
 		if err != nil {
 			return nil, fmt.Errorf("reading recorded turns of %s: %w", in.Candidate, err)
-		}
-		for label, row := range rows {
-			if row.Status == string(score.StatusUnscored) {
-				// A turn that could not be scored (its input unreadable,
-				// its scorer broken) is tried again on resume.
-				if err := e.cfg.Store.DeleteTurn(ctx, run.ID, run.Attempt, label); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			var r TurnResult
-			if err := json.Unmarshal(row.Result, &r); err != nil {
-				return nil, fmt.Errorf("reading recorded turn %s of %s: %w", label, in.Candidate, err)
-			}
-			done[label] = r
 		}
 	}
 
@@ -261,21 +280,15 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 				"candidate %s: turn %q is not a task of pack %s; ignored", in.Candidate, ts.Label, e.cfg.Pack.Name()))
 			continue
 		}
-		if _, ok := done[ts.Label]; ok {
-			out.Reused++
-			continue
-		}
 		todo = append(todo, ts)
 	}
-
-	results := make(map[string]TurnResult, len(e.tasks))
-	for l, r := range done {
-		results[l] = r
-	}
-	if err := e.scoreAll(ctx, in.Candidate, todo, run, results, out); err != nil {
+	if err := e.scoreAll(ctx, v, todo); err != nil {
 		return nil, err
 	}
+	sort.Strings(out.Rescored)
+	sort.Strings(out.Retried)
 
+	results := v.results
 	for _, t := range e.cfg.Pack.Tasks {
 		r, ok := results[t.Label]
 		if !ok {
@@ -309,8 +322,7 @@ func thresholds(s pack.Scoring) score.Thresholds {
 // chunk is scored on the plugins, the next one's traces are parsed and the
 // previous one is finished (CEL checks, scores) and recorded, each chunk as
 // soon as it is scored.
-func (e *Engine) scoreAll(ctx context.Context, candidate string, todo []*TurnSpec, run *store.Run,
-	results map[string]TurnResult, out *Outcome) error {
+func (e *Engine) scoreAll(ctx context.Context, v *pass, todo []*TurnSpec) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -318,7 +330,7 @@ func (e *Engine) scoreAll(ctx context.Context, candidate string, todo []*TurnSpe
 	go func() {
 		defer close(ready)
 		for start := 0; start < len(todo); start += e.cfg.ChunkSize {
-			c := e.prepareChunk(ctx, todo[start:min(start+e.cfg.ChunkSize, len(todo))])
+			c := e.prepareChunk(ctx, v, todo[start:min(start+e.cfg.ChunkSize, len(todo))])
 			select {
 			case ready <- c:
 			case <-ctx.Done():
@@ -330,7 +342,7 @@ func (e *Engine) scoreAll(ctx context.Context, candidate string, todo []*TurnSpe
 	scored := make(chan []*prepared, 1)
 	recorded := make(chan error, 1)
 	go func() {
-		recorded <- e.recordChunks(ctx, cancel, candidate, len(todo), scored, run, results, out)
+		recorded <- e.recordChunks(ctx, cancel, v, len(todo), scored)
 	}()
 
 	for chunk := range ready {
@@ -358,16 +370,18 @@ func (e *Engine) scoreAll(ctx context.Context, candidate string, todo []*TurnSpe
 
 // recordChunks finishes each scored chunk's turns and records them; an error
 // stops the run (the turns recorded so far stay, and a rerun resumes).
-func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, candidate string, total int,
-	scored <-chan []*prepared, run *store.Run, results map[string]TurnResult, out *Outcome) error {
-	stored := map[string]bool{}
+func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v *pass, total int,
+	scored <-chan []*prepared) error {
 	n := 0
 	var failed error
 	for chunk := range scored {
 		if failed != nil || ctx.Err() != nil {
 			continue // drain, so the scoring stage never blocks; an interrupted run records no more
 		}
-		if err := e.recordChunk(ctx, candidate, chunk, run, stored, results, out); err != nil {
+		if err := e.recordChunk(ctx, v, chunk); err != nil {
+			if ctx.Err() != nil {
+				continue // interrupted while recording: the chunk's transaction is rolled back and scoreAll reports the interruption
+			}
 			failed = err
 			cancel() // stop scoring what can no longer be recorded
 			continue
@@ -380,30 +394,47 @@ func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, ca
 	return failed
 }
 
-func (e *Engine) recordChunk(ctx context.Context, candidate string, chunk []*prepared, run *store.Run,
-	stored map[string]bool, results map[string]TurnResult, out *Outcome) error {
+// recordChunk finishes a chunk's turns and records the ones scored (a
+// reused turn is already recorded).
+func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) error {
 	rows := make([]store.TurnRow, 0, len(chunk))
 	var snaps []snapshotBlob
 	for _, p := range chunk {
-		r := e.finish(ctx, candidate, p)
-		out.Diagnostics = append(out.Diagnostics, p.diags...)
-		results[p.spec.Label] = r
-		if run == nil {
+		if p.reused != nil {
+			v.results[p.spec.Label] = *p.reused
+			v.out.Reused++
+			continue
+		}
+		r := e.finish(ctx, v.candidate, p)
+		v.out.Diagnostics = append(v.out.Diagnostics, p.diags...)
+		v.results[p.spec.Label] = r
+		if p.prior != nil {
+			if p.prior.Status == string(score.StatusUnscored) {
+				v.out.Retried = append(v.out.Retried, p.spec.Label)
+			} else {
+				v.out.Rescored = append(v.out.Rescored, p.spec.Label)
+			}
+		}
+		if v.run == nil {
 			continue
 		}
 		for _, s := range p.snaps {
-			if !stored[s.sha] {
-				stored[s.sha] = true
+			if !v.stored[s.sha] {
+				v.stored[s.sha] = true
 				snaps = append(snaps, s)
 			}
 		}
-		row, err := turnRow(run, &r)
+		row, err := turnRow(v.run, &r)
 		if err != nil {
 			return err
 		}
+		row.InputKey, row.Revision = p.key, 1
+		if p.prior != nil {
+			row.Revision = p.prior.Revision + 1
+		}
 		rows = append(rows, row)
 	}
-	if run == nil {
+	if v.run == nil {
 		return nil
 	}
 	for _, s := range snaps {
@@ -412,7 +443,7 @@ func (e *Engine) recordChunk(ctx context.Context, candidate string, chunk []*pre
 		}
 	}
 	if err := e.cfg.Store.InsertTurns(ctx, rows); err != nil {
-		return fmt.Errorf("recording turns of %s: %w", candidate, err)
+		return fmt.Errorf("recording turns of %s: %w", v.candidate, err)
 	}
 	return nil
 }
@@ -444,7 +475,7 @@ func turnRow(run *store.Run, r *TurnResult) (store.TurnRow, error) {
 }
 
 // prepareChunk reads and parses a chunk's traces and snapshots in parallel.
-func (e *Engine) prepareChunk(ctx context.Context, specs []*TurnSpec) []*prepared {
+func (e *Engine) prepareChunk(ctx context.Context, v *pass, specs []*TurnSpec) []*prepared {
 	out := make([]*prepared, len(specs))
 	cache := &snapshotCache{m: map[string]*companyos.Snapshot{}}
 	var wg sync.WaitGroup
@@ -454,7 +485,7 @@ func (e *Engine) prepareChunk(ctx context.Context, specs []*TurnSpec) []*prepare
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = e.prepare(specs[i], cache)
+				out[i] = e.prepare(v, specs[i], cache)
 			}
 		}()
 	}
@@ -481,10 +512,16 @@ type snapshotCache struct {
 	m  map[string]*companyos.Snapshot
 }
 
-// prepare reads one turn's trace and snapshots. Problems are recorded on the
-// turn; they never stop the run.
-func (e *Engine) prepare(ts *TurnSpec, cache *snapshotCache) *prepared {
+// prepare reads one turn's trace and snapshots and, when turns are
+// recorded, computes its input key.
+// A turn recorded before with the same key is reused and not parsed;
+// otherwise the trace and snapshots are parsed. Problems are recorded on
+// the turn; they never stop the run.
+func (e *Engine) prepare(v *pass, ts *TurnSpec, cache *snapshotCache) *prepared {
 	p := &prepared{spec: ts, info: e.tasks[ts.Label]}
+	if prior, ok := v.prior[ts.Label]; ok {
+		p.prior = &prior
+	}
 	var traceSrc, beforeSrc, afterSrc []byte
 	var err error
 	if ts.line != nil {
@@ -493,21 +530,47 @@ func (e *Engine) prepare(ts *TurnSpec, cache *snapshotCache) *prepared {
 			return p.fail(ts.Pos, "turns.read", err)
 		}
 	}
-	var turn *trace.Turn
-	var ds diag.List
+	name := ts.Pos.String()
 	if ts.TracePath != "" {
-		turn, ds, err = trace.ParseFile(ts.TracePath)
-	} else {
-		turn, ds, err = trace.Parse(ts.Pos.String(), bytes.NewReader(traceSrc))
+		name = ts.TracePath
+		if traceSrc, err = os.ReadFile(ts.TracePath); err != nil {
+			return p.fail(ts.Pos, "trace.read", fmt.Errorf("opening trace: %w", err))
+		}
 	}
+	before := e.readPart(p, ts.StateBefore, beforeSrc)
+	after := e.readPart(p, ts.StateAfter, afterSrc)
+	if !p.failed && v.run != nil {
+		p.key = e.inputKey(p.info, ts, sha256Hex(traceSrc), before.sha, after.sha)
+		if p.reuse() {
+			return p
+		}
+	}
+	turn, ds, err := trace.Parse(name, bytes.NewReader(traceSrc))
 	if err != nil {
 		return p.fail(ts.Pos, "trace.read", err)
 	}
 	p.turn = turn
 	p.diags = append(p.diags, ds...)
-	p.before, p.beforeSHA = e.snapshot(p, ts.StateBefore, beforeSrc, cache)
-	p.after, p.afterSHA = e.snapshot(p, ts.StateAfter, afterSrc, cache)
+	p.before, p.beforeSHA = e.snapshot(p, ts.StateBefore, before, cache)
+	p.after, p.afterSHA = e.snapshot(p, ts.StateAfter, after, cache)
 	return p
+}
+
+// reuse takes the turn's recorded result when it was scored from the same
+// input key. A turn recorded unscored, with another key or with no key (by
+// an assay before input keys), or whose record cannot be read, is scored
+// again.
+func (p *prepared) reuse() bool {
+	pr := p.prior
+	if pr == nil || pr.Status != string(score.StatusScored) || pr.InputKey == "" || pr.InputKey != p.key {
+		return false
+	}
+	var r TurnResult
+	if err := json.Unmarshal(pr.Result, &r); err != nil {
+		return false
+	}
+	p.reused = &r
+	return true
 }
 
 func (p *prepared) fail(pos diag.Pos, code string, err error) *prepared {
@@ -519,54 +582,79 @@ func (p *prepared) fail(pos diag.Pos, code string, err error) *prepared {
 	return p
 }
 
-// snapshot reads one state part and returns it with the sha256 of its bytes;
-// nil when absent or unreadable (the problem is recorded on the turn).
-func (e *Engine) snapshot(p *prepared, part Part, inline []byte, cache *snapshotCache) (*companyos.Snapshot, string) {
-	if part.Empty() {
+// partSrc is one state part as read: its bytes and their sha256, or, for a
+// snapshot file parsed before, the parsed snapshot and its sha256.
+type partSrc struct {
+	raw  []byte
+	sha  string
+	snap *companyos.Snapshot
+	ok   bool // the part is present and was read
+}
+
+// readPart reads one state part; an unreadable file is recorded on the turn.
+func (e *Engine) readPart(p *prepared, part Part, inline []byte) partSrc {
+	switch {
+	case part.Empty():
+		return partSrc{}
+	case part.Path == "":
+		return partSrc{raw: inline, sha: sha256Hex(inline), ok: true}
+	}
+	// A snapshot file shared by many turns (one capture for a whole run) is
+	// read, hashed and parsed once.
+	if s, sha, ok := e.files.get(part.Path); ok {
+		return partSrc{sha: sha, snap: s, ok: true}
+	}
+	raw, err := os.ReadFile(part.Path)
+	if err != nil {
+		p.fail(part.Pos, "state.read", fmt.Errorf("reading state snapshot: %w", err))
+		return partSrc{}
+	}
+	return partSrc{raw: raw, sha: sha256Hex(raw), ok: true}
+}
+
+// snapshot parses one state part read by readPart and returns it with the
+// sha256 of its bytes; nil when absent, unreadable or invalid (the problem
+// is recorded on the turn).
+func (e *Engine) snapshot(p *prepared, part Part, src partSrc, cache *snapshotCache) (*companyos.Snapshot, string) {
+	if !src.ok {
 		return nil, ""
 	}
-	src := inline
+	if src.snap != nil {
+		return src.snap, src.sha
+	}
 	name := part.Pos.String()
 	if part.Path != "" {
-		// A snapshot file shared by many turns (one capture for a whole
-		// run) is read, hashed and parsed once.
-		if s, sha, ok := e.files.get(part.Path); ok {
-			return s, sha
-		}
-		var err error
-		src, err = os.ReadFile(part.Path)
-		if err != nil {
-			p.fail(part.Pos, "state.read", fmt.Errorf("reading state snapshot: %w", err))
-			return nil, ""
-		}
 		name = part.Path
 	}
-	sum := sha256.Sum256(src)
-	sha := hex.EncodeToString(sum[:])
 	cache.mu.Lock()
-	s, ok := cache.m[sha]
+	s, ok := cache.m[src.sha]
 	cache.mu.Unlock()
 	if !ok {
 		var ds diag.List
-		s, ds = state.Parse(name, src)
+		s, ds = state.Parse(name, src.raw)
 		p.diags = append(p.diags, ds...)
 		if ds.HasErrors() || s == nil {
 			p.failed = true
 			return nil, ""
 		}
 		cache.mu.Lock()
-		if prev, ok := cache.m[sha]; ok {
+		if prev, ok := cache.m[src.sha]; ok {
 			s = prev
 		} else {
-			cache.m[sha] = s
+			cache.m[src.sha] = s
 		}
 		cache.mu.Unlock()
 	}
-	p.snaps = append(p.snaps, snapshotBlob{sha: sha, raw: src})
+	p.snaps = append(p.snaps, snapshotBlob{sha: src.sha, raw: src.raw})
 	if part.Path != "" {
-		e.files.put(part.Path, s, sha)
+		e.files.put(part.Path, s, src.sha)
 	}
-	return s, sha
+	return s, src.sha
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // fileCache remembers the last snapshot files read, by path, size and
@@ -617,21 +705,21 @@ func (c *fileCache) put(path string, s *companyos.Snapshot, sha string) {
 // job is one case of a turn for one scorer.
 type job struct {
 	p        *prepared
-	upstream int // index into the composite's upstream list, or -1 for the task scorer
+	upstream int // index into the task's upstream list, or -1 for the task scorer
 	c        *scorer.Case
 }
 
 // scoreChunk scores every turn of a chunk: first each turn's task scorer
-// (for composite tasks: the upstream scorers), then composite.
+// (for a task whose scorer needs upstream results: its upstream scorers),
+// then the scorers that need upstream results, with those results.
 func (e *Engine) scoreChunk(ctx context.Context, chunk []*prepared) {
 	byScorer := map[scorer.ID][]job{}
 	for i, p := range chunk {
-		if p.failed {
+		if p.failed || p.reused != nil {
 			continue
 		}
 		t := p.info.task
-		if t.Scorer == CompositeID {
-			ups := e.upstreams[t.Label]
+		if ups, ok := e.upstreams[t.Label]; ok {
 			p.ups = make([]scorer.Upstream, len(ups))
 			for k, id := range ups {
 				byScorer[id] = append(byScorer[id], job{p: p, upstream: k, c: e.newCase(i, p, id)})
@@ -642,17 +730,18 @@ func (e *Engine) scoreChunk(ctx context.Context, chunk []*prepared) {
 	}
 	e.runJobs(ctx, byScorer)
 
-	var composite []job
+	combining := map[scorer.ID][]job{}
 	for i, p := range chunk {
-		if p.failed || p.info.task.Scorer != CompositeID || p.upErr != nil {
+		t := p.info.task
+		if _, ok := e.upstreams[t.Label]; !ok || p.failed || p.reused != nil || p.upErr != nil {
 			continue
 		}
-		c := e.newCase(i, p, CompositeID)
+		c := e.newCase(i, p, t.Scorer)
 		c.Upstream = p.ups
-		composite = append(composite, job{p: p, upstream: -1, c: c})
+		combining[t.Scorer] = append(combining[t.Scorer], job{p: p, upstream: -1, c: c})
 	}
-	if len(composite) > 0 {
-		e.runJobs(ctx, map[scorer.ID][]job{CompositeID: composite})
+	if len(combining) > 0 {
+		e.runJobs(ctx, combining)
 	}
 }
 
@@ -779,81 +868,132 @@ func (e *Engine) finish(ctx context.Context, candidate string, p *prepared) Turn
 	}
 
 	res := p.result
-	var checks []CheckResult
-	if t.Scorer == CompositeID {
-		for _, u := range p.ups {
-			checks = append(checks, scorerChecks(u.Scorer, u.Result.Checks)...)
-			for _, d := range u.Result.Diagnostics {
-				r.Diagnostics = append(r.Diagnostics, bound(fmt.Sprintf("%s: %s", u.Scorer, d)))
-			}
+	checks, nChecks := e.turnChecks(t, p)
+	for _, u := range p.ups {
+		for _, d := range u.Result.Diagnostics {
+			r.Diagnostics = append(r.Diagnostics, bound(fmt.Sprintf("%s: %s", u.Scorer, d)))
 		}
-	} else {
-		checks = scorerChecks(t.Scorer, res.Checks)
 	}
 	for _, d := range res.Diagnostics {
 		r.Diagnostics = append(r.Diagnostics, bound(fmt.Sprintf("%s: %s", t.Scorer, d)))
+	}
+	cel, celWeighted := e.celChecks(ctx, p, r.Persona, checks)
+	checks = append(checks, cel...)
+	kpiScore := score.KPIScore(res.Score, nChecks, celWeighted)
+	turnScore := score.TurnScore(sc.ProcessWeight, sc.KPIWeight, process, kpiScore)
+	r.Status = score.StatusScored
+	r.KPIScore, r.TurnScore = &kpiScore, &turnScore
+	if checks == nil {
+		checks = []CheckResult{} // [] in results.json, never null
+	}
+	r.Checks = checks
+	r.FailureTags = turnTags(res, p.ups, checks, hostTags)
+	return r
+}
+
+// celChecks evaluates the task's CEL checks on a scored turn, given its
+// scorer checks; a failed check carries its failure_tag.
+func (e *Engine) celChecks(ctx context.Context, p *prepared, persona string, checks []CheckResult) ([]CheckResult, []score.Weighted) {
+	t := p.info.task
+	if e.cfg.CEL == nil || len(t.CEL) == 0 {
+		return nil, nil
 	}
 	checkScores := make(map[string]float64, len(checks))
 	for _, c := range checks {
 		checkScores[c.Name] = c.Score
 	}
-	var celWeighted []score.Weighted
-	var celTags []string
-	if e.cfg.CEL != nil && len(t.CEL) > 0 {
-		for _, c := range e.cfg.CEL.Evaluate(ctx, t, kpi.Input{
-			Turn:         turn,
-			Label:        t.Label,
-			Persona:      r.Persona,
-			LatencyS:     p.spec.LatencyS,
-			CostUSD:      p.spec.CostUSD,
-			State:        p.after,
-			Before:       p.before,
-			ScorerScore:  res.Score,
-			ScorerChecks: checkScores,
-		}) {
-			cr := CheckResult{Name: c.Name, Source: "cel", Score: c.Score, Passed: c.Passed, Detail: bound(c.Detail)}
-			if !c.Passed && c.FailureTag != "" {
-				cr.FailureTag = c.FailureTag
-				celTags = append(celTags, c.FailureTag)
-			}
-			checks = append(checks, cr)
-			celWeighted = append(celWeighted, score.Weighted{Score: c.Score, Weight: c.Weight})
+	var out []CheckResult
+	var weighted []score.Weighted
+	for _, c := range e.cfg.CEL.Evaluate(ctx, t, kpi.Input{
+		Turn:         p.turn,
+		Label:        t.Label,
+		Persona:      persona,
+		LatencyS:     p.spec.LatencyS,
+		CostUSD:      p.spec.CostUSD,
+		State:        p.after,
+		Before:       p.before,
+		ScorerScore:  p.result.Score,
+		ScorerChecks: checkScores,
+	}) {
+		cr := CheckResult{Name: c.Name, Source: "cel", Score: c.Score, Passed: c.Passed, Detail: bound(c.Detail)}
+		if !c.Passed {
+			cr.FailureTag = c.FailureTag
 		}
+		out = append(out, cr)
+		weighted = append(weighted, score.Weighted{Score: c.Score, Weight: c.Weight})
 	}
-	nChecks := len(res.Checks)
-	if t.Scorer == CompositeID {
-		nChecks = 0
-		for _, u := range p.ups {
-			nChecks += len(u.Result.Checks)
-		}
-	}
-	kpiScore := score.KPIScore(res.Score, nChecks, celWeighted)
-	turnScore := score.TurnScore(sc.ProcessWeight, sc.KPIWeight, process, kpiScore)
-	r.Status = score.StatusScored
-	r.KPIScore, r.TurnScore = &kpiScore, &turnScore
-	r.Checks = checks
-	tags := append([]string(nil), res.FailureTags...)
-	for _, u := range p.ups {
-		tags = append(tags, u.Result.FailureTags...)
-	}
-	r.FailureTags = score.MergeTags(tags, celTags, hostTags)
-	return r
+	return out, weighted
 }
 
-// scorerChecks converts a scorer's checks, bounding every stored excerpt.
-func scorerChecks(id scorer.ID, cs []scorer.Check) []CheckResult {
+// turnChecks are a scored turn's scorer checks and how many weigh in its KPI
+// score. For a task whose scorer needs upstream results they are the
+// upstream scorers' checks, each under its own scorer, then the combining
+// scorer's checks on KPI keys it declares itself (a check it passes on from
+// upstream is not counted twice); otherwise the task scorer's checks.
+func (e *Engine) turnChecks(t *pack.Task, p *prepared) ([]CheckResult, int) {
+	res := p.result
+	if _, ok := e.upstreams[t.Label]; !ok {
+		return e.scorerChecks(t.Scorer, res.Checks), len(res.Checks)
+	}
+	var checks []CheckResult
+	for _, u := range p.ups {
+		checks = append(checks, e.scorerChecks(u.Scorer, u.Result.Checks)...)
+	}
+	own := e.cfg.Descriptions[t.Scorer]
+	var mine []scorer.Check
+	for _, c := range res.Checks {
+		if own.Declares(c.KPI) {
+			mine = append(mine, c)
+		}
+	}
+	checks = append(checks, e.scorerChecks(t.Scorer, mine)...)
+	return checks, len(checks)
+}
+
+// turnTags are a scored turn's failure tags (docs/verify-engine.md): the
+// scorer's Result.FailureTags and its upstream scorers', the tag of every
+// failed check (scorer, upstream and CEL checks alike), and the tags the
+// host derives from the trace and the budgets.
+func turnTags(res *scorer.Result, ups []scorer.Upstream, checks []CheckResult, hostTags []string) []string {
+	tags := append([]string(nil), res.FailureTags...)
+	for _, u := range ups {
+		tags = append(tags, u.Result.FailureTags...)
+	}
+	for _, c := range checks {
+		if !c.Passed {
+			tags = append(tags, c.FailureTag)
+		}
+	}
+	return score.MergeTags(tags, hostTags)
+}
+
+// scorerChecks converts a scorer's checks, bounding every stored excerpt. A
+// failed check carries its own failure tag, else the one id declares for
+// the check's KPI key; a passed check carries none.
+func (e *Engine) scorerChecks(id scorer.ID, cs []scorer.Check) []CheckResult {
+	d := e.cfg.Descriptions[id]
 	out := make([]CheckResult, len(cs))
 	for i, c := range cs {
 		out[i] = CheckResult{Name: c.KPI, Source: "scorer:" + string(id), Score: c.Score, Passed: c.Passed,
 			Detail: bound(c.Detail)}
 		if !c.Passed {
-			out[i].FailureTag = c.FailureTag // a tag names a failure: a passed check carries none
+			out[i].FailureTag = firstNonEmpty(c.FailureTag, declaredTag(d, c.KPI))
 		}
 		for _, ev := range c.Evidence {
 			out[i].Evidence = append(out[i].Evidence, bound(ev))
 		}
 	}
 	return out
+}
+
+// declaredTag is the failure tag d declares for KPI key k, if any.
+func declaredTag(d scorer.Description, k string) string {
+	for _, kp := range d.KPIs {
+		if kp.Key == k {
+			return kp.FailureTag
+		}
+	}
+	return ""
 }
 
 // bound keeps a stored excerpt within the evidence limit (500 characters,

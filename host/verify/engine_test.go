@@ -3,7 +3,9 @@ package verify
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -143,7 +145,7 @@ func TestVerifyFixtures(t *testing.T) {
 	}
 	// Composite checks name the upstream scorer that made them.
 	for _, r := range good.Results {
-		if p.Task(r.Label).Scorer != CompositeID {
+		if p.Task(r.Label).Scorer != "composite" {
 			continue
 		}
 		for _, c := range r.Checks {
@@ -475,6 +477,10 @@ func TestVerifyResumeRetriesUnscored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(second.Retried) != first.Summary.Unscored || len(second.Rescored) != 0 {
+		t.Errorf("after the fix: retried %v rescored %v, want the %d unscored turns retried and none rescored",
+			second.Retried, second.Rescored, first.Summary.Unscored)
+	}
 	if second.Summary.Unscored != 0 || second.Reused != len(p.Tasks)-first.Summary.Unscored {
 		t.Errorf("after the fix: unscored %d, resumed %d; want 0 and %d", second.Summary.Unscored, second.Reused, len(p.Tasks)-first.Summary.Unscored)
 	}
@@ -489,5 +495,112 @@ func TestVerifyResumeRetriesUnscored(t *testing.T) {
 	}
 	if len(rows) != len(p.Tasks) {
 		t.Errorf("%d rows stored, want %d", len(rows), len(p.Tasks))
+	}
+}
+
+// copyInput copies in's trace and snapshot files into a new directory, so a
+// test can edit them.
+func copyInput(t *testing.T, in *Input) *Input {
+	t.Helper()
+	dir := t.TempDir()
+	cp := func(path string) string {
+		if path == "" {
+			return ""
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := filepath.Join(dir, filepath.Base(path))
+		writeFile(t, to, string(b))
+		return to
+	}
+	out := &Input{Candidate: in.Candidate}
+	for _, ts := range in.Turns {
+		ts.TracePath = cp(ts.TracePath)
+		ts.Pos = diag.Pos{File: ts.TracePath}
+		ts.StateBefore.Path = cp(ts.StateBefore.Path)
+		ts.StateAfter.Path = cp(ts.StateAfter.Path)
+		out.Turns = append(out.Turns, ts)
+	}
+	return out
+}
+
+// Issue 12 item 2: a recorded turn is reused only when its inputs are
+// byte-identical; a turn whose trace or metrics changed is scored again as
+// the turn's next revision, and the outcome names it.
+func TestResumeKeyedByContent(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l := newLocal()
+	e, p := newEngine(t, l, st)
+	in := copyInput(t, fixtureInput(p, "c", "good"))
+	first, err := e.Verify(ctx, in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	again, err := e.Verify(ctx, in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Reused != len(p.Tasks) || len(again.Rescored) != 0 {
+		t.Errorf("unchanged input: reused %d rescored %v, want %d and none", again.Reused, again.Rescored, len(p.Tasks))
+	}
+
+	// Edit one trace (the bad run's trace of that task) and one latency.
+	edited, metric := in.Turns[0], in.Turns[1]
+	bad, err := os.ReadFile(filepath.Join(fixtures, "traces", edited.Label+".bad.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, edited.TracePath, string(bad))
+	lat := 12.5
+	in.Turns[1].LatencyS = &lat
+	before := map[string]int{}
+	for k, v := range l.labels {
+		before[k] = v
+	}
+	second, err := e.Verify(ctx, in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{edited.Label, metric.Label}
+	sort.Strings(want)
+	if diff := cmp.Diff(want, second.Rescored); diff != "" {
+		t.Errorf("Rescored (-want +got):\n%s", diff)
+	}
+	if second.Reused != len(p.Tasks)-2 || second.RunID != first.RunID || second.Attempt != first.Attempt {
+		t.Errorf("reused %d run %d attempt %d, want %d, %d, %d", second.Reused, second.RunID, second.Attempt,
+			len(p.Tasks)-2, first.RunID, first.Attempt)
+	}
+	for _, tk := range p.Tasks {
+		scoredAgain := l.labels[tk.Label] != before[tk.Label]
+		if scoredAgain != (tk.Label == edited.Label || tk.Label == metric.Label) {
+			t.Errorf("%s: scored again %t", tk.Label, scoredAgain)
+		}
+	}
+	// The rescored turn is what scoring the edited input afresh gives.
+	plain, _ := newEngine(t, l, nil)
+	fresh, err := plain.Verify(ctx, in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fresh.Results, second.Results, cmp.AllowUnexported(TurnResult{})); diff != "" {
+		t.Errorf("results after the edit differ from a fresh verification (-fresh +resumed):\n%s", diff)
+	}
+	if cmp.Equal(first.Results[0], fresh.Results[0], cmp.AllowUnexported(TurnResult{})) {
+		t.Fatalf("the edited trace did not change the turn's result; the test proves nothing")
+	}
+	revs, err := st.TurnRevisions(ctx, second.RunID, second.Attempt, edited.Label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(revs) != 2 || revs[0].InputKey == revs[1].InputKey || revs[1].Revision != 2 {
+		t.Errorf("revisions of %s: %d, want 2 with different input keys (the first kept)", edited.Label, len(revs))
 	}
 }

@@ -47,9 +47,14 @@ type CandidateReport struct {
 	Reused int `json:"reused"`
 	// Rescored counts the recorded turns scored again because their inputs
 	// changed; RescoredLabels names them.
-	Rescored       int        `json:"rescored"`
-	RescoredLabels []string   `json:"-"`
-	Verdict        RunVerdict `json:"verdict"`
+	Rescored       int      `json:"rescored"`
+	RescoredLabels []string `json:"rescored_labels"`
+	// Retried counts the turns recorded before as unscored (input
+	// unreadable, scorer broken) that were scored again; RetriedLabels
+	// names them.
+	Retried       int        `json:"retried"`
+	RetriedLabels []string   `json:"retried_labels"`
+	Verdict       RunVerdict `json:"verdict"`
 }
 
 // CandidateError is a candidate that could not be verified.

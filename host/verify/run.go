@@ -222,7 +222,8 @@ func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error
 	r.diagnose(out.Diagnostics)
 	r.rep.UnreadableTurns += len(out.Diagnostics.Errors())
 	c := &CandidateReport{Summary: out.Summary, RunID: out.RunID, Reused: out.Reused,
-		Rescored: len(out.Rescored), RescoredLabels: out.Rescored}
+		Rescored: len(out.Rescored), RescoredLabels: nonNil(out.Rescored),
+		Retried: len(out.Retried), RetriedLabels: nonNil(out.Retried)}
 	var regressions []string
 	if out.Candidate == r.req.Baseline {
 		r.baseline = turnScores(out.Results)
@@ -281,4 +282,12 @@ func finishRun(ctx context.Context, st *store.Store, out *Outcome, c *CandidateR
 		return fmt.Errorf("recording run of %s: %w", out.Candidate, err)
 	}
 	return nil
+}
+
+// nonNil keeps an empty list a JSON array.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

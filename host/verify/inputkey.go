@@ -1,0 +1,113 @@
+package verify
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/assay-eval/assay/host/pack"
+	"github.com/assay-eval/assay/pkg/scorer"
+)
+
+// inputKeyVersion changes whenever what goes into an input key changes, so
+// a key never matches one computed by other rules.
+const inputKeyVersion = 1
+
+// taskDef is the part of the pack a task's turns are scored by: the task as
+// its scorer sees it, its scorer, weight and CEL checks, the pack-level
+// scoring rules that act on a single turn, and the scorers that score it
+// (the task's scorer and its upstream scorers) with their digests.
+type taskDef struct {
+	Version int          `json:"v"`
+	Task    scorer.Task  `json:"task"`
+	Scorer  scorer.ID    `json:"scorer"`
+	Weight  float64      `json:"weight"`
+	CEL     []celDef     `json:"cel"`
+	Scoring turnScoring  `json:"scoring"`
+	Scorers []scorerStub `json:"scorers"`
+}
+
+type celDef struct {
+	Name        string  `json:"name"`
+	Expr        string  `json:"expr"`
+	Message     string  `json:"message"`
+	MessageExpr string  `json:"message_expr"`
+	Weight      float64 `json:"weight"`
+	FailureTag  string  `json:"failure_tag"`
+}
+
+// turnScoring is what of the pack's scoring block acts on one turn: the
+// weights of its score and the budgets of its tags.
+type turnScoring struct {
+	ProcessWeight   float64  `json:"process_weight"`
+	KPIWeight       float64  `json:"kpi_weight"`
+	MaxMeanLatencyS *float64 `json:"max_mean_latency_s"`
+	MaxMeanCostUSD  *float64 `json:"max_mean_cost_usd"`
+}
+
+type scorerStub struct {
+	ID      scorer.ID `json:"id"`
+	Version string    `json:"version"`
+	SHA256  string    `json:"sha256"`
+}
+
+// taskKey is the sha256 of the canonical JSON of t's definition (taskDef).
+func (e *Engine) taskKey(t *pack.Task, wire scorer.Task) (string, error) {
+	d := taskDef{Version: inputKeyVersion, Task: wire, Scorer: t.Scorer, Weight: t.Weight, CEL: []celDef{},
+		Scoring: turnScoring{
+			ProcessWeight:   e.cfg.Pack.Scoring.ProcessWeight,
+			KPIWeight:       e.cfg.Pack.Scoring.KPIWeight,
+			MaxMeanLatencyS: e.cfg.Pack.Scoring.MaxMeanLatencyS,
+			MaxMeanCostUSD:  e.cfg.Pack.Scoring.MaxMeanCostUSD,
+		}}
+	for _, c := range t.CEL {
+		d.CEL = append(d.CEL, celDef{Name: c.Name, Expr: c.Expr, Message: c.Message, MessageExpr: c.MessageExpr,
+			Weight: c.Weight, FailureTag: c.FailureTag})
+	}
+	for _, id := range append([]scorer.ID{t.Scorer}, e.upstreams[t.Label]...) {
+		ref := e.cfg.Identities[id]
+		d.Scorers = append(d.Scorers, scorerStub{ID: id, Version: ref.Version, SHA256: ref.SHA256})
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return "", fmt.Errorf("task %q: computing its input key: %w", t.Label, err)
+	}
+	return sha256Hex(b), nil
+}
+
+// turnInput is everything one turn's result depends on, by digest: the
+// task's definition, the trace and snapshot bytes, and the turn's metrics
+// row (results.json entry or turns line).
+type turnInput struct {
+	Version int         `json:"v"`
+	Task    string      `json:"task_sha256"`
+	Trace   string      `json:"trace_sha256"`
+	Before  string      `json:"state_before_sha256"`
+	After   string      `json:"state_after_sha256"`
+	Metrics turnMetrics `json:"metrics"`
+}
+
+type turnMetrics struct {
+	Candidate  string    `json:"candidate"`
+	Label      string    `json:"label"`
+	Persona    string    `json:"persona"`
+	LatencyS   *float64  `json:"latency_s"`
+	CostUSD    *float64  `json:"cost_usd"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+}
+
+// inputKey is the sha256 of one turn's inputs (turnInput): a recorded turn
+// is reused only when its key is the same (docs/verify-engine.md).
+func (e *Engine) inputKey(info *taskInfo, ts *TurnSpec, traceSHA, beforeSHA, afterSHA string) string {
+	in := turnInput{Version: inputKeyVersion, Task: info.key, Trace: traceSHA, Before: beforeSHA, After: afterSHA,
+		Metrics: turnMetrics{Candidate: ts.Candidate, Label: ts.Label, Persona: ts.Persona, LatencyS: ts.LatencyS,
+			CostUSD: ts.CostUSD, StartedAt: ts.StartedAt, FinishedAt: ts.FinishedAt}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		// Only a NaN or infinite metric fails to encode; such a turn is
+		// never reused.
+		return ""
+	}
+	return sha256Hex(b)
+}
