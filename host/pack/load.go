@@ -65,10 +65,11 @@ func tooLarge(pos diag.Pos, size int64) diag.Diagnostic {
 
 // Parse checks the pack in src (read from file, which names it in
 // diagnostics): YAML syntax, the JSON schema (opts.Schema, else the embedded
-// one), the semantic rules of DESIGN.md section 2, the KPI keys against
-// opts.Scorers when set, and then opts.Checks when the pack decoded without
+// one), the semantic rules, the KPI keys against opts.Scorers when set, and
+// opts.Checks on whatever decoded, even when other parts of the pack have
 // errors. Every problem is returned, sorted and capped at MaxDiagnostics; the
-// pack is nil when any of them is an error.
+// pack is nil when any of them is an error. Only a YAML syntax error (or an
+// empty, oversized or mis-encoded file) stops the checking early.
 func Parse(file string, src []byte, opts Options) (*Pack, diag.List) {
 	c := &collector{}
 	p := parse(file, src, opts, c)
@@ -111,15 +112,17 @@ func parse(file string, src []byte, opts Options, c *collector) *Pack {
 	d := &decoder{file: file, src: src, schema: schema, opts: opts, c: c}
 	p := d.pack(root)
 	validateSchema(schema, root, d)
-	if c.hasErrors() {
-		return nil
-	}
 	sum := sha256.Sum256(src)
 	p.Path, p.SHA256, p.Source = file, hex.EncodeToString(sum[:]), src
+	// The checks run whatever else is wrong, on what decoded, so that one
+	// run reports every problem (docs/cli.md, "Every pack problem at once").
 	for _, chk := range opts.Checks {
 		for _, dg := range chk.CheckPack(p) {
 			c.add(dg, "")
 		}
+	}
+	if c.hasErrors() {
+		return nil
 	}
 	return p
 }
