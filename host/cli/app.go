@@ -32,7 +32,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	app := a.cliApp()
-	err := app.RunContext(ctx, append([]string{"assay"}, interspersed(app, args)...))
+	err := app.RunContext(ctx, append([]string{"assay"}, interspersed(app, helpArgs(args))...))
 	if isUsageError(err) {
 		err = invalid(err)
 	}
@@ -53,7 +53,7 @@ type app struct {
 }
 
 func (a *app) cliApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:      "assay",
 		Usage:     "deterministic, attributable verification of agent evaluation runs",
 		Writer:    a.stdout,
@@ -67,26 +67,38 @@ func (a *app) cliApp() *cli.App {
 				Usage: "pack JSON schema `FILE` to use instead of the embedded one"},
 		},
 		Commands: []*cli.Command{
-			a.versionCommand(),
+			takesNoArgs(a.versionCommand()),
 			a.packCommand(),
 			a.pluginsCommand(),
 			a.scorersCommand(),
 			a.doctorCommand(),
-			a.verifyCommand(),
-			a.frontierCommand(),
-			a.scoreCommand(),
+			takesNoArgs(a.verifyCommand()),
+			takesNoArgs(a.frontierCommand()),
+			takesNoArgs(a.scoreCommand()),
 			a.celCommand(),
 			a.stateCommand(),
 			a.evalCommand(),
 			a.taskEvalCommand(),
 		},
-		// Usage errors (unknown flag, missing argument) are invalid input.
-		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
-			return invalid(err)
-		},
 		ExitErrHandler:  func(c *cli.Context, err error) {},
 		HideHelpCommand: true,
 	}
+	// Usage errors (an unknown command or flag, a missing value) are
+	// invalid input, exit 2, on one line (see usage.go).
+	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+		return usageErr(app.Name, app.Flags, err)
+	}
+	app.Action = unknownCommand(app.Name, app.Commands)
+	wireUsage(app.Name, app.Commands)
+	return app
+}
+
+// helpArgs turns `assay help CMD...` into `assay CMD... --help`.
+func helpArgs(args []string) []string {
+	if len(args) == 0 || args[0] != "help" {
+		return args
+	}
+	return append(append([]string(nil), args[1:]...), "--help")
 }
 
 // formatFlag is the --format flag shared by commands that can print JSON.
@@ -104,14 +116,14 @@ func outputFormat(c *cli.Context) (string, error) {
 }
 
 // isUsageError reports whether err is urfave/cli's complaint about the
-// command line that does not pass through OnUsageError (a required flag not
-// set, an unknown command): invalid input, exit 2.
+// command line that passed through none of usage.go's handlers (a required
+// flag of a type requireFlags does not handle): invalid input, exit 2.
 func isUsageError(err error) bool {
 	var ee *ExitError
 	if err == nil || errors.As(err, &ee) {
 		return false
 	}
 	msg := err.Error()
-	return strings.HasPrefix(msg, "Required flag") || strings.HasPrefix(msg, "Required flags") ||
-		strings.HasPrefix(msg, "flag provided but not defined") || strings.Contains(msg, "No help topic for")
+	return strings.HasPrefix(msg, "Required flag") || strings.HasPrefix(msg, "flag provided but not defined") ||
+		strings.HasPrefix(msg, "flag needs an argument") || strings.Contains(msg, "No help topic for")
 }

@@ -68,14 +68,18 @@ Example:
 
 // celEvalReport is what `cel eval` prints.
 type celEvalReport struct {
-	Expr     string        `json:"expr"`
-	Value    any           `json:"value,omitempty"`
-	Type     string        `json:"type"`
-	Cost     uint64        `json:"cost"`
-	Estimate [2]uint64     `json:"estimate"` // min, max
-	Limits   kpi.Limits    `json:"limits"`
-	Check    *celEvalCheck `json:"check,omitempty"`
-	Error    string        `json:"error,omitempty"`
+	Expr     string     `json:"expr"`
+	Value    any        `json:"value,omitempty"`
+	Type     string     `json:"type"`
+	Cost     uint64     `json:"cost"`
+	Estimate [2]uint64  `json:"estimate"` // min, max
+	Limits   kpi.Limits `json:"limits"`
+	// FitsEstimate is false when the turn is larger than the sizes the
+	// estimate assumes: then the estimate does not bound the cost, the
+	// limits do.
+	FitsEstimate bool          `json:"fits_estimate"`
+	Check        *celEvalCheck `json:"check,omitempty"`
+	Error        string        `json:"error,omitempty"`
 }
 
 // celEvalCheck is how the expression would score as a pack check.
@@ -96,56 +100,20 @@ func (a *app) celEval(c *cli.Context) error {
 		return invalidf("cel eval: want exactly one EXPR argument, got %d (quote the expression)", c.NArg())
 	}
 	src := c.Args().First()
-
 	rt, err := a.startup(c, false)
 	if err != nil {
 		return err
 	}
 	defer rt.close()
 	checker := kpi.NewChecker()
-	opts := pack.Options{Schema: rt.schema, Scorers: rt.manifest.Descriptions(), Checks: []pack.Check{checker}}
-	packPath := c.String("pack")
-	p, diags := pack.Load(packPath, opts)
-	if len(diags) > 0 {
-		var b []byte
-		if p != nil {
-			b = p.Source
-		} else {
-			b, _ = os.ReadFile(packPath)
-		}
-		fmt.Fprint(a.stderr, diags.Render(map[string][]byte{packPath: b}))
-	}
-	if p == nil || diags.HasErrors() {
-		return &ExitError{Code: ExitInvalid, Err: fmt.Errorf("pack %s is not valid", packPath)}
-	}
-	task := p.Task(c.String("task"))
-	if task == nil {
-		labels := make([]string, len(p.Tasks))
-		for i, t := range p.Tasks {
-			labels[i] = t.Label
-		}
-		return invalidf("--task: pack %s has no task %q (tasks: %s)", packPath, c.String("task"), strings.Join(labels, ", "))
-	}
-
-	in := kpi.Input{Label: task.Label, Persona: task.Persona}
-	if in.Turn, err = a.celTrace(c.String("trace")); err != nil {
+	task, err := a.celTask(c, rt, checker)
+	if err != nil {
 		return err
 	}
-	if in.Before, err = a.celState("state-before", c.String("state-before")); err != nil {
+	in, err := a.celInput(c, task)
+	if err != nil {
 		return err
 	}
-	if in.State, err = a.celState("state-after", c.String("state-after")); err != nil {
-		return err
-	}
-	if c.IsSet("latency") {
-		v := c.Float64("latency")
-		in.LatencyS = &v
-	}
-	if c.IsSet("cost") {
-		v := c.Float64("cost")
-		in.CostUSD = &v
-	}
-
 	e, ds := checker.Compile(src, kpi.TextPos(celExprFile, src))
 	if len(ds) > 0 {
 		fmt.Fprint(a.stderr, ds.Render(map[string][]byte{celExprFile: []byte(src)}))
@@ -156,7 +124,7 @@ func (a *app) celEval(c *cli.Context) error {
 		return hostErr(fmt.Errorf("building the CEL variables: %w", err))
 	}
 	r := celEvalReport{Expr: src, Type: e.TypeName(), Estimate: [2]uint64{e.Estimate.Min, e.Estimate.Max},
-		Limits: checker.Limits()}
+		Limits: checker.Limits(), FitsEstimate: act.Fits()}
 	v, cost, evalErr := e.EvalActual(c.Context, act)
 	r.Cost = cost
 	if evalErr != nil {
@@ -165,7 +133,6 @@ func (a *app) celEval(c *cli.Context) error {
 		r.Value = celJSON(v)
 		r.Check = asCheck(v)
 	}
-
 	if format == "json" {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -181,6 +148,60 @@ func (a *app) celEval(c *cli.Context) error {
 	return nil
 }
 
+// celTask loads --pack with the CEL checker (printing its diagnostics) and
+// returns its task --task.
+func (a *app) celTask(c *cli.Context, rt *runtime, checker *kpi.Checker) (*pack.Task, error) {
+	opts := pack.Options{Schema: rt.schema, Scorers: rt.manifest.Descriptions(), Checks: []pack.Check{checker}}
+	packPath := c.String("pack")
+	p, diags := pack.Load(packPath, opts)
+	if len(diags) > 0 {
+		var b []byte
+		if p != nil {
+			b = p.Source
+		} else {
+			b, _ = os.ReadFile(packPath)
+		}
+		fmt.Fprint(a.stderr, diags.Render(map[string][]byte{packPath: b}))
+	}
+	if p == nil || diags.HasErrors() {
+		return nil, &ExitError{Code: ExitInvalid, Err: fmt.Errorf("pack %s is not valid", packPath)}
+	}
+	task := p.Task(c.String("task"))
+	if task == nil {
+		labels := make([]string, len(p.Tasks))
+		for i, t := range p.Tasks {
+			labels[i] = t.Label
+		}
+		return nil, invalidf("--task: pack %s has no task %q (tasks: %s)", packPath, c.String("task"), strings.Join(labels, ", "))
+	}
+	return task, nil
+}
+
+// celInput reads the turn the flags describe: --trace, the snapshots,
+// --latency and --cost.
+func (a *app) celInput(c *cli.Context, task *pack.Task) (kpi.Input, error) {
+	in := kpi.Input{Label: task.Label, Persona: task.Persona}
+	var err error
+	if in.Turn, err = a.celTrace(c.String("trace")); err != nil {
+		return in, err
+	}
+	if in.Before, err = a.celState("state-before", c.String("state-before")); err != nil {
+		return in, err
+	}
+	if in.State, err = a.celState("state-after", c.String("state-after")); err != nil {
+		return in, err
+	}
+	if c.IsSet("latency") {
+		v := c.Float64("latency")
+		in.LatencyS = &v
+	}
+	if c.IsSet("cost") {
+		v := c.Float64("cost")
+		in.CostUSD = &v
+	}
+	return in, nil
+}
+
 func (a *app) printCelEval(r celEvalReport) {
 	w := a.stdout
 	if r.Error != "" {
@@ -193,8 +214,12 @@ func (a *app) printCelEval(r celEvalReport) {
 		fmt.Fprintf(w, "value: %s\n", b)
 	}
 	fmt.Fprintf(w, "type:  %s\n", r.Type)
-	fmt.Fprintf(w, "cost:  %d (estimated %d..%d; limits: %d per evaluation, %d per turn)\n",
-		r.Cost, r.Estimate[0], r.Estimate[1], r.Limits.Eval, r.Limits.Turn)
+	fits := ""
+	if !r.FitsEstimate {
+		fits = " for turns within the estimate's sizes; this turn is larger, so only the limits bound its cost"
+	}
+	fmt.Fprintf(w, "cost:  %d (estimated %d..%d%s; limits: %d per evaluation, %d per turn)\n",
+		r.Cost, r.Estimate[0], r.Estimate[1], fits, r.Limits.Eval, r.Limits.Turn)
 	switch {
 	case r.Check != nil && r.Check.Error != "":
 		fmt.Fprintf(w, "as a check: error (scores 0): %s\n", r.Check.Error)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -119,5 +121,60 @@ func TestCelEvalJSONCheckError(t *testing.T) {
 	if got.Value != 1.5 || got.Check == nil || got.Check.Score != 0 || got.Check.Passed ||
 		got.Check.Error != "check value outside [0,1]: 1.5" {
 		t.Errorf("Main(%q) = %s, want value 1.5 and check {score 0, passed false, error \"check value outside [0,1]: 1.5\"}", args, out.String())
+	}
+}
+
+// TestCelEvalCostWithinEstimate (issue 12 item 10): the cost `cel eval`
+// prints lies within the estimate it prints, for expressions with constant
+// lists and maps (which the planner could fold and leave uncharged) as for
+// the others; on a turn larger than the estimate's sizes it says that only
+// the limits bound the cost.
+func TestCelEvalCostWithinEstimate(t *testing.T) {
+	const fx = "../../testdata/fixtures/"
+	big := filepath.Join(t.TempDir(), "big.ndjson")
+	var b strings.Builder
+	for range 2100 {
+		b.WriteString(`{"type": "runtime", "payload": {"event_type": "loop_iteration", "iteration": 1}}` + "\n")
+	}
+	if err := os.WriteFile(big, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := fx + "traces/task_create_release_blocker.good.ndjson"
+	tests := []struct {
+		expr, trace string
+		fits        bool
+	}{
+		{"[1, 2, 3].map(x, x * 2)", good, true},
+		{`{"a": 1}["a"] == 1`, good, true},
+		{`in_order(turn.tools, ["company_task_create", "finalize_response"])`, good, true},
+		{`size(turn.tools) in [0, 1, 2]`, good, true},
+		{"turn.finalized && size(turn.tool_calls) > 0", good, true},
+		{`turn.events.exists(e, e.type == "done")`, big, false},
+	}
+	for _, tt := range tests {
+		args := []string{"cel", "eval", "--format", "json", "--pack", fx + "pack.yaml", "--task", "task_create_release_blocker",
+			"--trace", tt.trace, tt.expr}
+		var out, errOut bytes.Buffer
+		if code := Main(context.Background(), args, &out, &errOut); code != ExitOK {
+			t.Fatalf("Main(%q) = %d, want 0\nstderr: %s", args, code, errOut.String())
+		}
+		var got struct {
+			Cost     uint64    `json:"cost"`
+			Estimate [2]uint64 `json:"estimate"`
+			Fits     bool      `json:"fits_estimate"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatalf("Main(%q) printed %q: %v", args, out.String(), err)
+		}
+		if got.Fits != tt.fits || tt.fits && (got.Cost < got.Estimate[0] || got.Cost > got.Estimate[1]) {
+			t.Errorf("cel eval %q = cost %d, estimate %d..%d, fits_estimate %v; want fits_estimate %v and the cost within the estimate when it fits",
+				tt.expr, got.Cost, got.Estimate[0], got.Estimate[1], got.Fits, tt.fits)
+		}
+		args = append(args[:2], args[4:]...) // text output
+		out.Reset()
+		Main(context.Background(), args, &out, &errOut)
+		if says := strings.Contains(out.String(), "only the limits bound its cost"); says == tt.fits {
+			t.Errorf("cel eval %q text = %q; want the oversized-turn note only when the turn does not fit", tt.expr, out.String())
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -141,6 +142,11 @@ func (a *app) pluginsRegister(c *cli.Context) error {
 		if !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
 			return invalidf("plugins register: %s is not an executable file", bin)
 		}
+		name := strings.TrimSuffix(filepath.Base(bin), ".exe")
+		if id, ok := strings.CutPrefix(name, pluginhost.BinaryPrefix); !ok || id == "" {
+			return invalidf("plugins register: %s: a scorer plugin binary is named %s<id>, its scorer id (e.g. %sticket_linked)",
+				bin, pluginhost.BinaryPrefix, pluginhost.BinaryPrefix)
+		}
 	}
 	m, err := pluginhost.LoadManifest(c.String(flagPluginDir))
 	if err != nil {
@@ -149,6 +155,9 @@ func (a *app) pluginsRegister(c *cli.Context) error {
 	entries, err := pluginhost.Register(c.Context, m, c.Args().Slice(), a.logger())
 	for _, e := range entries {
 		fmt.Fprintf(a.stdout, "registered %s %s (%d KPI keys, sha256 %s) as %s\n", e.ID, e.Version, len(e.KPIs), shortHash(e.SHA256), e.Binary)
+	}
+	if errors.Is(err, pluginhost.ErrBinaryName) {
+		return invalidf("plugins register: %w (manifest unchanged)", err)
 	}
 	if err != nil {
 		return hostErr(fmt.Errorf("plugins register: %w (manifest unchanged)", err))

@@ -40,6 +40,17 @@ func TestPluginsCommands(t *testing.T) {
 		t.Fatalf("manifest after register = %+v, %v; want one entry with a path relative to the plugin dir", m, err)
 	}
 
+	// A binary named for another id is a usage error (exit 2), and the
+	// manifest keeps its entry.
+	misnamed := filepath.Join(t.TempDir(), pluginhost.BinaryPrefix+"ticket_linked")
+	if b, err := os.ReadFile(bin); err != nil || os.WriteFile(misnamed, b, 0o755) != nil {
+		t.Fatalf("copying %s: %v", bin, err)
+	}
+	code, _, errOut = pluginsMain("--plugin-dir", dir, "plugins", "register", misnamed)
+	if code != ExitInvalid || !strings.Contains(errOut, "must be named assay-scorer-answer_keywords, not assay-scorer-ticket_linked") {
+		t.Errorf("plugins register %s = exit %d, %q; want exit 2 naming the right name", misnamed, code, errOut)
+	}
+
 	code, out, _ = pluginsMain("--plugin-dir", dir, "plugins", "list")
 	if code != ExitOK || !strings.Contains(out, "answer_keywords,min_answer_length") || !strings.Contains(out, m.Entries[0].SHA256[:12]) || !strings.HasSuffix(strings.TrimSpace(out), "ok") {
 		t.Errorf("plugins list = exit %d, %q; want the entry with its KPI keys, short sha256 and hash ok", code, out)

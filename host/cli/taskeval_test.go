@@ -223,7 +223,7 @@ func TestTaskEvalFlagPlacement(t *testing.T) {
 	}{
 		{"flags before the file", []string{"task-eval", "--format", "json", "--ai", taskEvalAI, taskEvalTask}, cli.ExitOK, `"overallScore": 51`},
 		{"flags after the file, with =", []string{"task-eval", taskEvalTask, "--format=json", "--ai=" + taskEvalAI}, cli.ExitOK, `"overallScore": 51`},
-		{"unknown flag after the file", []string{"task-eval", taskEvalTask, "--colour", "red"}, cli.ExitInvalid, "flag provided but not defined: -colour"},
+		{"unknown flag after the file", []string{"task-eval", taskEvalTask, "--colour", "red"}, cli.ExitInvalid, "task-eval: unknown flag --colour"},
 		{"flag without value", []string{"task-eval", taskEvalTask, "--run"}, cli.ExitInvalid, "flag --run needs a value"},
 		{"two files", []string{"task-eval", taskEvalTask, taskEvalTask}, cli.ExitInvalid, "give exactly one FILE.json"},
 	}

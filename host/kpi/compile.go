@@ -9,6 +9,7 @@ import (
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common"
 	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/interpreter"
 
 	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/pkg/diag"
@@ -70,10 +71,15 @@ func (e *Expr) trackedProgram() (cel.Program, error) {
 			e.trackedErr = err
 			return
 		}
+		// Not cel.OptOptimize: it folds constant lists, maps and
+		// conversions when the program is planned, so their cost, which the
+		// estimate counts, would go uncharged and the actual cost could fall
+		// below the estimate's minimum. Constant regular expressions are
+		// still compiled at planning (a bad one is reported at load).
 		e.tracked, e.trackedErr = env.Program(e.checked,
 			cel.CostLimit(e.limit),
 			cel.InterruptCheckFrequency(interruptEvery),
-			cel.EvalOptions(cel.OptOptimize))
+			cel.OptimizeRegex(interpreter.MatchesRegexOptimization))
 		if e.trackedErr != nil {
 			e.trackedErr = fmt.Errorf("planning the program: %w", e.trackedErr)
 		}
@@ -235,11 +241,14 @@ func (c *Checker) Compile(src string, at PosFunc) (*Expr, diag.List) {
 		e.fast, err = env.Program(checked,
 			cel.InterruptCheckFrequency(interruptEvery),
 			cel.EvalOptions(cel.OptOptimize))
+		if err != nil {
+			err = fmt.Errorf("planning the program: %w", err)
+		}
 	} else {
-		_, err = e.trackedProgram()
+		_, err = e.trackedProgram() // its error says "planning the program"
 	}
 	if err != nil {
-		return nil, diag.List{diag.Errorf(at(0), CodeCompile, "planning the program: %v", err)}
+		return nil, diag.List{diag.Errorf(at(0), CodeCompile, "%v", err)}
 	}
 	return e, nil
 }

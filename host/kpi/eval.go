@@ -186,7 +186,9 @@ func (e *Expr) Eval(ctx context.Context, act *Activation) (ref.Val, uint64, erro
 	return e.EvalActual(ctx, act)
 }
 
-// EvalActual evaluates with cost tracking and returns the actual cost.
+// EvalActual evaluates with cost tracking and returns the actual cost. On a
+// turn that fits the estimate's sizes (Activation.Fits), an evaluation that
+// completes costs between e.Estimate.Min and e.Estimate.Max.
 func (e *Expr) EvalActual(ctx context.Context, act *Activation) (ref.Val, uint64, error) {
 	p, err := e.trackedProgram()
 	if err != nil {
@@ -220,6 +222,11 @@ type Activation struct {
 }
 
 var _ interpreter.Activation = (*Activation)(nil)
+
+// Fits reports whether every input is within the sizes the load-time
+// estimate assumed: then an expression's estimate bounds its actual cost on
+// this turn.
+func (a *Activation) Fits() bool { return a.fits }
 
 // ResolveName implements interpreter.Activation.
 func (a *Activation) ResolveName(name string) (any, bool) {

@@ -7,21 +7,25 @@ import (
 	"github.com/assay-eval/assay/pkg/diag"
 )
 
+// fuzzCompileSeeds seed FuzzCompile (with testdata/fuzz/FuzzCompile); the
+// cost property (TestEstimateBoundsActualCost) runs over them too.
+var fuzzCompileSeeds = []string{
+	"size(turn.tool_calls) <= 8",
+	"turn.answer.contains('policy') && turn.finalized",
+	"keywords_ratio(turn.answer, ['a', 'b'])",
+	"in_order(turn.tools, ['a', 'b'])",
+	"turn.events.all(e, turn.events.exists(f, f.line > e.line))",
+	"turn.answr == 'x'",
+	"1 +",
+	"",
+}
+
 // FuzzCompile feeds arbitrary expressions through the compile path: it must
 // never panic, every diagnostic must carry a known code and a position inside
 // the expression, and a compiled expression must have a type and an estimate
 // within the limit.
 func FuzzCompile(f *testing.F) {
-	for _, s := range []string{
-		"size(turn.tool_calls) <= 8",
-		"turn.answer.contains('policy') && turn.finalized",
-		"keywords_ratio(turn.answer, ['a', 'b'])",
-		"in_order(turn.tools, ['a', 'b'])",
-		"turn.events.all(e, turn.events.exists(f, f.line > e.line))",
-		"turn.answr == 'x'",
-		"1 +",
-		"",
-	} {
+	for _, s := range fuzzCompileSeeds {
 		f.Add(s)
 	}
 	c := NewChecker()

@@ -235,18 +235,24 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 			}
 		}
 	}
+	// A check whose expressions did not decode is left out of the task, so
+	// that the pack's Checks, which run whatever else is wrong, never
+	// compile a stand-in for them.
+	exprOK := false
 	if _, ev := v.get("expr"); ev != nil {
 		if s, ok := d.str(ev, path+".expr"); ok {
-			c.Expr = s
+			c.Expr, exprOK = s, true
 			c.ExprPos = d.scalarPos(ev)
 		}
 	}
 	c.Message = d.optStr(v, "message", path)
 	if _, mv := v.get("message_expr"); mv != nil {
-		if s, ok := d.str(mv, path+".message_expr"); ok {
-			c.MessageExpr = s
-			c.MessagePos = d.scalarPos(mv)
+		s, ok := d.str(mv, path+".message_expr")
+		if !ok {
+			exprOK = false
 		}
+		c.MessageExpr = s
+		c.MessagePos = d.scalarPos(mv)
 	}
 	if _, wv := v.get("weight"); wv != nil {
 		if w, ok := d.number(wv, path+".weight"); ok {
@@ -257,6 +263,9 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 		}
 	}
 	c.FailureTag = d.optStr(v, "failure_tag", path)
+	if !exprOK {
+		return nil
+	}
 	return c
 }
 

@@ -21,6 +21,7 @@ var goldenCode = map[string]string{
 	"alias_bomb":      CodeAlias,
 	"comments_only":   CodeEmpty,
 	"control_char":    CodeEncoding,
+	"indent":          CodeSyntax,
 	"infinity":        CodeType,
 	"many_problems":   CodeDupLabel,
 	"merge_and_alias": CodeType,

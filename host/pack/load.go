@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -64,10 +65,11 @@ func tooLarge(pos diag.Pos, size int64) diag.Diagnostic {
 
 // Parse checks the pack in src (read from file, which names it in
 // diagnostics): YAML syntax, the JSON schema (opts.Schema, else the embedded
-// one), the semantic rules of DESIGN.md section 2, the KPI keys against
-// opts.Scorers when set, and then opts.Checks when the pack decoded without
+// one), the semantic rules, the KPI keys against opts.Scorers when set, and
+// opts.Checks on whatever decoded, even when other parts of the pack have
 // errors. Every problem is returned, sorted and capped at MaxDiagnostics; the
-// pack is nil when any of them is an error.
+// pack is nil when any of them is an error. Only a YAML syntax error (or an
+// empty, oversized or mis-encoded file) stops the checking early.
 func Parse(file string, src []byte, opts Options) (*Pack, diag.List) {
 	c := &collector{}
 	p := parse(file, src, opts, c)
@@ -110,15 +112,17 @@ func parse(file string, src []byte, opts Options, c *collector) *Pack {
 	d := &decoder{file: file, src: src, schema: schema, opts: opts, c: c}
 	p := d.pack(root)
 	validateSchema(schema, root, d)
-	if c.hasErrors() {
-		return nil
-	}
 	sum := sha256.Sum256(src)
 	p.Path, p.SHA256, p.Source = file, hex.EncodeToString(sum[:]), src
+	// The checks run whatever else is wrong, on what decoded, so that one
+	// run reports every problem (docs/cli.md, "Every pack problem at once").
 	for _, chk := range opts.Checks {
 		for _, dg := range chk.CheckPack(p) {
 			c.add(dg, "")
 		}
+	}
+	if c.hasErrors() {
+		return nil
 	}
 	return p
 }
@@ -259,6 +263,10 @@ func syntaxDiag(file string, src []byte, err error) diag.Diagnostic {
 			}
 		}
 	}
+	if l, ok := blockProblemLine(src, line, msg); ok && l != line {
+		line = l
+		msg += " (this line is indented unlike the keys or items of the block above it)"
+	}
 	lines := strings.Split(string(src), "\n")
 	if line > len(lines) {
 		line = len(lines)
@@ -278,6 +286,66 @@ func syntaxDiag(file string, src []byte, err error) diag.Diagnostic {
 		}
 	}
 	return diag.Errorf(diag.Pos{File: file, Line: line, Col: col}, CodeSyntax, "invalid YAML: %s", msg)
+}
+
+// blockProblems are the parser errors of a block mapping or sequence: yaml.v3
+// reports them at the line where that block starts, however far below the
+// token it stumbled on (a mis-indented key) is.
+var blockProblems = []string{
+	"did not find expected key",
+	"did not find expected '-' indicator",
+}
+
+// blockProblemLine finds the line of the token a block problem (msg, reported
+// at line from) is about: the shortest prefix of src, cut at the end of a line
+// at or after from, that fails with the same message at the same line ends
+// with that token's line. Cutting a block structure short is valid YAML, so
+// the prefixes before the token parse; a binary search needs few parses.
+func blockProblemLine(src []byte, from int, msg string) (int, bool) {
+	if !slices.Contains(blockProblems, msg) {
+		return 0, false
+	}
+	ends := lineEnds(src)
+	if from < 1 || from > len(ends) {
+		return 0, false
+	}
+	fails := func(line int) bool {
+		var n yaml.Node
+		err := yaml.Unmarshal(src[:ends[line-1]], &n)
+		if err == nil {
+			return false
+		}
+		m := yamlLineErr.FindStringSubmatch(err.Error())
+		return m != nil && m[2] == msg && m[1] == strconv.Itoa(from-1)
+	}
+	lo, hi := from, len(ends) // fails(hi) holds: it is the whole of src
+	if !fails(hi) {
+		return 0, false
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi, true
+}
+
+// lineEnds returns, for each line of src, the offset just past it (its
+// newline included).
+func lineEnds(src []byte) []int {
+	var ends []int
+	for i, b := range src {
+		if b == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(src) > 0 && src[len(src)-1] != '\n' {
+		ends = append(ends, len(src))
+	}
+	return ends
 }
 
 // tabIndent finds a tab in the indentation of line (1-based) or, failing

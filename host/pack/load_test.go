@@ -297,7 +297,8 @@ func TestChecks(t *testing.T) {
 	}{
 		{"warning keeps the pack", src, diag.List{warn}, 1, true, diag.List{warn}},
 		{"error drops the pack", src, diag.List{warn, fail}, 1, false, diag.List{fail, warn}},
-		{"not run on a broken pack", []byte("company: 1\n"), diag.List{fail}, 0, false, nil},
+		{"run on a pack with other errors", []byte("company: 1\n"), diag.List{fail}, 1, false, nil},
+		{"not run on invalid YAML", []byte("company: [1\n"), diag.List{fail}, 0, false, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

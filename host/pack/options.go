@@ -14,8 +14,11 @@ type Options struct {
 	// declaration (for composite: against any scorer's). When nil, KPI keys
 	// are not checked.
 	Scorers map[scorer.ID]scorer.Description
-	// Checks run after the pack decoded without errors, each adding its own
-	// diagnostics (the CEL compiler is one). They see a complete *Pack.
+	// Checks run once the pack's YAML parsed, each adding its own
+	// diagnostics (the CEL compiler is one), whatever else is wrong with the
+	// pack, so that every problem is reported in one run. They see what
+	// decoded: a task that is not a mapping, and a CEL check whose expr or
+	// message_expr is not a string, are left out of the *Pack they get.
 	Checks []Check
 }
 

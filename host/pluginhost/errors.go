@@ -23,6 +23,8 @@ var (
 	ErrClosed = errors.New("plugin host is closed")
 	// ErrCrashed is a plugin process that died, hung or answered garbage.
 	ErrCrashed = errors.New("plugin broke")
+	// ErrBinaryName is a plugin binary not named assay-scorer-<its id>.
+	ErrBinaryName = errors.New("plugin binary misnamed")
 )
 
 // ScorerError is why one case could not be scored.

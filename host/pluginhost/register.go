@@ -69,7 +69,7 @@ func register(ctx context.Context, m *Manifest, bin string, logger hclog.Logger)
 	}
 	name := strings.TrimSuffix(filepath.Base(abs), ".exe")
 	if name != BinaryPrefix+string(d.ID) {
-		return Entry{}, fmt.Errorf("plugin %s must be named %s%s, not %s", d.ID, BinaryPrefix, d.ID, name)
+		return Entry{}, fmt.Errorf("%w: plugin %s must be named %s%s, not %s", ErrBinaryName, d.ID, BinaryPrefix, d.ID, name)
 	}
 	return Entry{
 		ID:       d.ID,
