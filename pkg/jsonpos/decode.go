@@ -10,37 +10,40 @@ import (
 )
 
 // Decode parses src (see Parse) and decodes it into v as json.Unmarshal
-// does, but strictly: an object key that names no field of the struct it
-// decodes into is an *Error at the key (ErrUnknownField), and a value of
-// the wrong type is an *Error at the value (ErrType, wrapping encoding/json's
-// *json.UnmarshalTypeError) with its path, "want a number, got string". It
-// returns the tree for positioning later checks.
+// does, but strictly unless o.AllowUnknownFields: an object key that names
+// no field of the struct it decodes into is an *Error at the key
+// (ErrUnknownField). A value of the wrong type is an *Error at the value
+// (ErrType, wrapping encoding/json's *json.UnmarshalTypeError) with its
+// path and "want a number, got string". It returns the tree for
+// positioning later checks.
 func Decode(src []byte, v any, o Options) (*Node, error) {
 	root, err := Parse(src, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := unknownField(root, reflect.TypeOf(v), ""); err != nil {
-		return root, err
-	}
-	if err := json.Unmarshal(src, v); err != nil {
-		return root, TypeError(root, err)
-	}
-	return root, nil
+	return root, DecodeNode(src, root, v, o)
 }
 
-// TypeError positions an error of json.Unmarshal on the text root was
-// parsed from: a *json.UnmarshalTypeError becomes an *Error at the value
-// with its path. Any other error is returned as it is.
-func TypeError(root *Node, err error) error {
-	var te *json.UnmarshalTypeError
-	if !errors.As(err, &te) {
-		return err
+// DecodeNode decodes the value n, parsed from src, into v as Decode does;
+// offsets are in src and paths start at n. Every error is an *Error.
+func DecodeNode(src []byte, n *Node, v any, o Options) error {
+	if !o.AllowUnknownFields {
+		if err := unknownField(n, reflect.TypeOf(v), ""); err != nil {
+			return err
+		}
 	}
-	// encoding/json's offset is just past a scalar, or just past the '{'
-	// or '[' of a container: the byte before it is inside the value.
-	n, path := root.At(max(0, int(te.Offset)-1))
-	return &Error{Off: n.Off, Path: path, Msg: fmt.Sprintf("want %s, got %s", TypeName(te.Type), te.Value), Err: fmt.Errorf("%w: %w", ErrType, err)}
+	err := json.Unmarshal(n.Raw(src), v)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &te):
+		// encoding/json's offset is just past a scalar, or just past the
+		// '{' or '[' of a container: the byte before it is in the value.
+		at, path := n.At(n.Off + max(0, int(te.Offset)-1))
+		return &Error{Off: at.Off, Path: path, Msg: fmt.Sprintf("want %s, got %s", TypeName(te.Type), te.Value), Err: fmt.Errorf("%w: %w", ErrType, err)}
+	}
+	return &Error{Off: n.Off, Msg: err.Error(), Err: err}
 }
 
 // TypeName names the JSON a Go type decodes from: "an object", "a list",

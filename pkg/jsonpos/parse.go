@@ -42,7 +42,7 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Options tune Parse. The zero value parses everything, allows duplicate
+// Options tune Parse and Decode. The zero value parses everything, allows duplicate
 // keys (each is kept in Node.Members) and nests up to DefaultMaxDepth.
 type Options struct {
 	// MaxDepth bounds nesting; 0 means DefaultMaxDepth.
@@ -54,6 +54,9 @@ type Options struct {
 	// RejectDuplicates makes a key repeated in one object an error at the
 	// second key (ErrDuplicateKey).
 	RejectDuplicates bool
+	// AllowUnknownFields makes Decode ignore keys that name no field, as
+	// json.Unmarshal does.
+	AllowUnknownFields bool
 }
 
 // Parse reads exactly one JSON value from src, optionally surrounded by
