@@ -6,13 +6,21 @@ import (
 	"testing"
 )
 
-// FuzzParse checks Parse against encoding/json: it accepts exactly the
+// FuzzParse checks Parse against encoding/json, and that Decode fails only
+// with an *Error inside the text: it accepts exactly the
 // valid texts (nesting aside), every error lies inside the text, and every
 // node's bytes are themselves valid JSON of its kind.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"a": [1, "x", {"b": null}], "c": true}`))
 	f.Add([]byte(`{"a": 1,}`))
 	f.Fuzz(func(t *testing.T, src []byte) {
+		var m manifest
+		if _, err := Decode(src, &m, Options{}); err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Off < 0 || e.Off > len(src) {
+				t.Fatalf("Decode(%q) = %v, want an *Error inside the text", src, err)
+			}
+		}
 		root, err := Parse(src, Options{})
 		if err != nil {
 			var e *Error

@@ -3,10 +3,12 @@ package jsonpos
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -189,5 +191,42 @@ func TestReadFileLimit(t *testing.T) {
 	}
 	if _, err := ReadFile(filepath.Join(t.TempDir(), "none"), 8); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ReadFile(missing) = %v, want ErrNotExist", err)
+	}
+}
+
+// TestDecodeNode covers decoding one value of a larger text: positions stay
+// in the text and paths start at the value; unknown keys can be allowed.
+func TestDecodeNode(t *testing.T) {
+	t.Parallel()
+	src := []byte(`[{"id": "a", "other": 1}, {"id": 7}, {"count": "x"}]`)
+	root, err := Parse(src, Options{BuildDepth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{AllowUnknownFields: true}
+	var got []string
+	for _, e := range root.Elems {
+		var p plugin
+		if err := DecodeNode(src, e, &p, o); err != nil {
+			var pe *Error
+			errors.As(err, &pe)
+			got = append(got, fmt.Sprintf("%d %v", pe.Off, err))
+			continue
+		}
+		got = append(got, "ok "+p.ID)
+	}
+	want := []string{"ok a", "33 id: want a string, got number", "47 count: want a number, got string"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("DecodeNode (-want +got):\n%s", diff)
+	}
+	var p plugin
+	if err := DecodeNode(src, root.Elems[0], &p, Options{}); !errors.Is(err, ErrUnknownField) {
+		t.Errorf("DecodeNode(strict) = %v, want ErrUnknownField", err)
+	}
+	var when struct{ At time.Time }
+	_, err = Decode([]byte(`{"At": "noon"}`), &when, Options{})
+	var e *Error
+	if !errors.As(err, &e) || e.Off != 0 || !strings.Contains(err.Error(), "noon") {
+		t.Errorf("Decode(bad time) = %#v, want an *Error at the value it could not decode", err)
 	}
 }
