@@ -237,7 +237,7 @@ func decodeList[T any](u string, body []byte, key string, read func(*decoder, *j
 	d := &decoder{src: jsonpos.Source{File: u, Src: body}, lenient: true}
 	root, err := jsonpos.Parse(body, jsonpos.Options{})
 	if err != nil {
-		p := d.src.Diag("", "", err).Pos
+		p := d.src.ErrPos(err)
 		return nil, fmt.Errorf("GET %s: response is not valid JSON at line %d, col %d: %w", u, p.Line, p.Col, err)
 	}
 	var out []T

@@ -40,18 +40,23 @@ func (s Source) Warnf(off int, code, format string, args ...any) diag.Diagnostic
 	return diag.Warnf(s.Pos(off), code, format, args...)
 }
 
-// Diag is an error diagnostic for err, prefixed by what (when not empty):
-// at the error's offset for an *Error, at the start of the text otherwise.
-func (s Source) Diag(code, what string, err error) diag.Diagnostic {
-	off := 0
+// ErrPos is where err happened: the offset of an *Error, else the start
+// of the text.
+func (s Source) ErrPos(err error) diag.Pos {
 	var e *Error
 	if errors.As(err, &e) {
-		off = e.Off
+		return s.Pos(e.Off)
 	}
+	return s.Pos(0)
+}
+
+// Diag is an error diagnostic for err at ErrPos, its message prefixed by
+// what (when not empty).
+func (s Source) Diag(code, what string, err error) diag.Diagnostic {
 	if what == "" {
-		return s.Errorf(off, code, "%v", err)
+		return diag.Errorf(s.ErrPos(err), code, "%v", err)
 	}
-	return s.Errorf(off, code, "%s: %v", what, err)
+	return diag.Errorf(s.ErrPos(err), code, "%s: %v", what, err)
 }
 
 // ReadFile reads the file at path when it holds at most limit bytes; a
