@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +10,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +20,7 @@ import (
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/verdict"
 	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/jsonpos"
 )
 
 func (a *app) evalCommand() *cli.Command {
@@ -127,7 +128,7 @@ func (a *app) evalInput(c *cli.Context) (verdict.Input, error) {
 	}
 	if c.NArg() == 1 {
 		path := c.Args().First()
-		src, err := os.ReadFile(path)
+		src, err := jsonpos.ReadFile(path, maxEvalFile)
 		if err != nil {
 			return in, invalidf("eval: reading %w", err)
 		}
@@ -391,27 +392,20 @@ type evalFileJSON struct {
 	Content     json.RawMessage     `json:"content"`
 }
 
-var evalUnknownField = regexp.MustCompile(`unknown field "([^"]*)"`)
+// maxEvalFile bounds FILE.json.
+const maxEvalFile = 64 << 20
 
 // parseEvalFile decodes FILE.json strictly; every problem has a line:col.
 func parseEvalFile(path string, src []byte) (verdict.Input, diag.List) {
 	var in verdict.Input
 	var f evalFileJSON
-	dec := json.NewDecoder(bytes.NewReader(src))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&f)
-	if err == nil && dec.More() {
-		err = errors.New("unexpected data after the top-level value")
-		if _, serr := dec.Token(); serr != nil {
-			err = serr
-		}
-	}
+	s := jsonpos.Source{File: path, Src: src}
+	root, err := jsonpos.Decode(src, &f, jsonpos.Options{})
 	if err != nil {
-		return in, diag.List{evalDecodeDiag(path, src, err)}
+		return in, diag.List{evalDecodeDiag(s, err)}
 	}
-
 	var diags diag.List
-	at := func(keys ...string) diag.Pos { return diag.OffsetPos(path, src, int(evalKeyOffset(src, keys...))) }
+	at := func(keys ...string) diag.Pos { return s.Pos(evalKeyOffset(root, keys...)) }
 	in.TaskID = f.TaskID
 	in.Metrics = map[string]float64{}
 	for k, v := range f.Metrics {
@@ -425,19 +419,8 @@ func parseEvalFile(path string, src []byte) (verdict.Input, diag.List) {
 		in.Metrics[k] = *v
 	}
 	if f.Tests != nil {
-		t := f.Tests
-		for name, n := range map[string]int{"passed": t.Passed, "failed": t.Failed, "skipped": t.Skipped} {
-			if n < 0 {
-				diags = append(diags, diag.Errorf(at("tests", name), "eval.value", "tests.%s: %d is negative", name, n))
-			}
-		}
-		if t.Total != nil && *t.Total < 0 {
-			diags = append(diags, diag.Errorf(at("tests", "total"), "eval.value", "tests.total: %d is negative", *t.Total))
-		}
-		if err := checkTestTotal(t); err != nil {
-			diags = append(diags, diag.Errorf(at("tests", "total"), "eval.value", "tests.%v", err))
-		}
-		in.Tests = t
+		diags = append(diags, evalTestsDiags(f.Tests, at)...)
+		in.Tests = f.Tests
 	}
 	for i, r := range f.Regressions {
 		if strings.TrimSpace(r) == "" {
@@ -486,6 +469,23 @@ func parseEvalFile(path string, src []byte) (verdict.Input, diag.List) {
 	return in, diags
 }
 
+// evalTestsDiags checks FILE.json's test counts; at positions a key path.
+func evalTestsDiags(t *verdict.Tests, at func(keys ...string) diag.Pos) diag.List {
+	var diags diag.List
+	for name, n := range map[string]int{"passed": t.Passed, "failed": t.Failed, "skipped": t.Skipped} {
+		if n < 0 {
+			diags = append(diags, diag.Errorf(at("tests", name), "eval.value", "tests.%s: %d is negative", name, n))
+		}
+	}
+	if t.Total != nil && *t.Total < 0 {
+		diags = append(diags, diag.Errorf(at("tests", "total"), "eval.value", "tests.total: %d is negative", *t.Total))
+	}
+	if err := checkTestTotal(t); err != nil {
+		diags = append(diags, diag.Errorf(at("tests", "total"), "eval.value", "tests.%v", err))
+	}
+	return diags
+}
+
 // checkTestTotal rejects a total below passed+failed: the counts contradict
 // each other.
 func checkTestTotal(t *verdict.Tests) error {
@@ -531,119 +531,31 @@ func unweightedMetricWarning(k string) string {
 }
 
 // evalDecodeDiag positions a decoding error.
-func evalDecodeDiag(path string, src []byte, err error) diag.Diagnostic {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
+func evalDecodeDiag(s jsonpos.Source, err error) diag.Diagnostic {
+	var e *jsonpos.Error
 	switch {
-	case errors.As(err, &se):
-		off := se.Offset - 1
-		if se.Offset >= int64(len(src)) {
-			off = int64(len(src))
-		}
-		return diag.Errorf(diag.OffsetPos(path, src, int(off)), "eval.syntax", "not valid JSON: %v", se)
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return diag.Errorf(diag.OffsetPos(path, src, int(int64(len(src)))), "eval.syntax", "not valid JSON: unexpected end of input")
-	case errors.As(err, &te):
-		start := evalValueStart(src, te.Offset)
-		field := te.Field
-		if key, ok := evalKeyBefore(src, start); ok && !strings.HasSuffix(field, key) {
-			field = strings.TrimPrefix(field+"."+key, ".")
-		}
-		if field == "" {
-			field = "the file"
-		}
-		return diag.Errorf(diag.OffsetPos(path, src, int(start)), "eval.type", "%s: want %s, got %s", field, evalTypeName(te.Type.String()), te.Value)
+	case !errors.As(err, &e):
+		return diag.Errorf(diag.Pos{File: s.File}, "eval.syntax", "%v", err)
+	case errors.Is(err, jsonpos.ErrType):
+		return s.Errorf(e.Off, "eval.type", "%s: %s", cmp.Or(e.Path, "the file"), e.Msg)
+	case errors.Is(err, jsonpos.ErrUnknownField) && e.Path == "":
+		return s.Errorf(e.Off, "eval.unknown_field", "%s: want taskId, metrics, tests, regressions, weightings, thresholds, kind or content", e.Msg)
+	case errors.Is(err, jsonpos.ErrUnknownField):
+		return s.Errorf(e.Off, "eval.unknown_field", "%v", e)
 	}
-	if m := evalUnknownField.FindStringSubmatch(err.Error()); m != nil {
-		return diag.Errorf(diag.OffsetPos(path, src, int(evalKeyOffset(src, m[1]))), "eval.unknown_field",
-			"unknown field %q: want taskId, metrics, tests, regressions, weightings, thresholds, kind or content", m[1])
-	}
-	return diag.Errorf(diag.Pos{File: path}, "eval.syntax", "%v", err)
+	return s.Errorf(e.Off, "eval.syntax", "not valid JSON: %s", e.Msg)
 }
 
-func evalTypeName(t string) string {
-	switch {
-	case strings.HasPrefix(t, "map"), strings.HasPrefix(t, "verdict."), strings.HasPrefix(t, "cli."), strings.HasPrefix(t, "struct"):
-		return "an object"
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
-	case strings.Contains(t, "float"), strings.Contains(t, "int"):
-		return "a number"
-	case t == "string":
-		return "a string"
-	}
-	return t
-}
-
-// evalValueStart finds where the value that ends at off (a scalar) or opens
-// just before off (an object or list) starts.
-func evalValueStart(src []byte, off int64) int64 {
-	off = min(off, int64(len(src)))
-	if off <= 0 {
-		return 0
-	}
-	last := src[off-1]
-	switch {
-	case last == '{' || last == '[':
-		return off - 1
-	case last == '"':
-		for i := off - 2; i >= 0; i-- {
-			if src[i] == '"' {
-				bs := 0
-				for j := i - 1; j >= 0 && src[j] == '\\'; j-- {
-					bs++
-				}
-				if bs%2 == 0 {
-					return i
-				}
-			}
-		}
-		return 0
-	}
-	i := off
-	for i > 0 && strings.IndexByte("0123456789.eE+-truefalsn", src[i-1]) >= 0 {
-		i--
-	}
-	return i
-}
-
-// evalKeyBefore returns the object key whose value starts at off.
-func evalKeyBefore(src []byte, off int64) (string, bool) {
-	i := off - 1
-	for i >= 0 && strings.IndexByte(" \t\r\n", src[i]) >= 0 {
-		i--
-	}
-	if i < 0 || src[i] != ':' {
-		return "", false
-	}
-	i--
-	for i >= 0 && strings.IndexByte(" \t\r\n", src[i]) >= 0 {
-		i--
-	}
-	if i < 0 || src[i] != '"' {
-		return "", false
-	}
-	end := i
-	start := evalValueStart(src, end+1)
-	var key string
-	if err := json.Unmarshal(src[start:end+1], &key); err != nil {
-		return "", false
-	}
-	return key, true
-}
-
-// evalKeyOffset finds the offset of the object key path (each key searched
-// after the previous one); 0 when not found.
-func evalKeyOffset(src []byte, keys ...string) int64 {
-	var off int64
+// evalKeyOffset is the offset of the key at the end of the path keys, or of
+// the last of them the file has (0 for none).
+func evalKeyOffset(root *jsonpos.Node, keys ...string) int {
+	off, n := 0, root
 	for _, k := range keys {
-		quoted, _ := json.Marshal(k)
-		re := regexp.MustCompile(regexp.QuoteMeta(string(quoted)) + `\s*:`)
-		loc := re.FindIndex(src[off:])
-		if loc == nil {
-			return off
+		m := n.Get(k)
+		if m == nil {
+			break
 		}
-		off += int64(loc[0])
+		off, n = m.Off, m.Value
 	}
 	return off
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/assay-eval/assay/packs"
+	"github.com/assay-eval/assay/pkg/jsonpos"
 )
 
 // Schema is a compiled pack JSON schema together with the scorer enum it
@@ -246,67 +246,26 @@ func RewriteScorerEnum(path string, ids []string) error {
 
 // jsonSpan returns the byte range of the value at ptr in the JSON text src.
 func jsonSpan(src []byte, ptr []string) (start, end int, err error) {
-	dec := json.NewDecoder(bytes.NewReader(src))
-	dec.UseNumber()
-	var walk func(path []string) (bool, error)
-	walk = func(path []string) (bool, error) {
-		s := skipJSONSep(src, int(dec.InputOffset()))
-		tok, err := dec.Token()
-		if err != nil {
-			return false, err
-		}
-		match := slices.Equal(path, ptr)
-		switch tok {
-		case json.Delim('{'):
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return false, err
-				}
-				k, _ := kt.(string)
-				found, err := walk(append(slices.Clip(path), k))
-				if found || err != nil {
-					return found, err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return false, err
-			}
-		case json.Delim('['):
-			for i := 0; dec.More(); i++ {
-				found, err := walk(append(slices.Clip(path), strconv.Itoa(i)))
-				if found || err != nil {
-					return found, err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return false, err
-			}
-		}
-		if match {
-			start, end = s, int(dec.InputOffset())
-			return true, nil
-		}
-		return false, nil
-	}
-	found, err := walk(nil)
-	if err != nil && !errors.Is(err, io.EOF) {
+	n, err := jsonpos.Parse(src, jsonpos.Options{})
+	if err != nil {
 		return 0, 0, fmt.Errorf("scanning JSON: %w", err)
 	}
-	if !found {
-		return 0, 0, fmt.Errorf("no value at /%s", strings.Join(ptr, "/"))
-	}
-	return start, end, nil
-}
-
-func skipJSONSep(src []byte, i int) int {
-	for i < len(src) {
-		switch src[i] {
-		case ' ', '\t', '\r', '\n', ':', ',':
-			i++
-		default:
-			return i
+	for _, step := range ptr {
+		var next *jsonpos.Node
+		switch n.Kind {
+		case jsonpos.Object:
+			if m := n.Get(step); m != nil {
+				next = m.Value
+			}
+		case jsonpos.Array:
+			if i, err := strconv.Atoi(step); err == nil && i >= 0 && i < len(n.Elems) {
+				next = n.Elems[i]
+			}
 		}
+		if next == nil {
+			return 0, 0, fmt.Errorf("no value at /%s", strings.Join(ptr, "/"))
+		}
+		n = next
 	}
-	return i
+	return n.Off, n.End, nil
 }

@@ -1,7 +1,6 @@
 package pluginhost
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,11 +10,15 @@ import (
 	"sort"
 
 	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/jsonpos"
 	"github.com/assay-eval/assay/pkg/scorer"
 )
 
 // ManifestFile is the manifest's file name inside the plugin directory.
 const ManifestFile = "manifest.json"
+
+// maxManifest bounds the manifest file LoadManifest reads.
+const maxManifest = 16 << 20
 
 // Entry is one installed plugin binary.
 type Entry struct {
@@ -56,7 +59,7 @@ func (m *Manifest) Path() string { return filepath.Join(m.Dir, ManifestFile) }
 func LoadManifest(dir string) (*Manifest, error) {
 	m := &Manifest{Dir: dir}
 	path := m.Path()
-	src, err := os.ReadFile(path)
+	src, err := jsonpos.ReadFile(path, maxManifest)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
 	}
@@ -64,36 +67,14 @@ func LoadManifest(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("loading plugin manifest: %w", err)
 	}
 	var f manifestJSON
-	dec := json.NewDecoder(bytes.NewReader(src))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, diag.List{diag.Errorf(diag.OffsetPos(path, src, int(jsonOffset(err, dec))), "manifest.syntax", "%s", jsonMessage(err))}
+	if _, err := jsonpos.Decode(src, &f, jsonpos.Options{}); err != nil {
+		return nil, diag.List{jsonpos.Source{File: path, Src: src}.Diag("manifest.syntax", "", err)}
 	}
 	m.Entries = f.Plugins
 	if l := m.check(); len(l) > 0 {
 		return nil, l
 	}
 	return m, nil
-}
-
-func jsonOffset(err error, dec *json.Decoder) int64 {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return se.Offset - 1 // Offset is just past the offending byte
-	case errors.As(err, &te):
-		return te.Offset
-	}
-	return dec.InputOffset()
-}
-
-func jsonMessage(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Sprintf("%s: want %s, got %s", te.Field, te.Type, te.Value)
-	}
-	return err.Error()
 }
 
 // check validates the entries: ids unique and non-empty, a binary and a

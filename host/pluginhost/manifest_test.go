@@ -29,8 +29,8 @@ func TestLoadManifest(t *testing.T) {
  {"id":"a","binary":"/abs/assay-scorer-a","sha256":"` + sum + `","version":"1","protocol":1,"kpis":[{"key":"k","value_type":"bool"}],"needs":["trace"]}]}`,
 			[]scorer.ID{"a", "b"}, ""},
 		{"syntax error", "{\"plugins\": [\n  {\"id\": \"a\",,}]}", nil, "manifest.json:2:14: manifest.syntax: invalid character ','"},
-		{"wrong type", "{\"plugins\": [\n  {\"id\": 3}]}", nil, "manifest.json:2:11: manifest.syntax: plugins.id: want scorer.ID, got number"},
-		{"unknown key", "{\"plugins\": [], \"extra\": 1}", nil, `manifest.syntax: json: unknown field "extra"`},
+		{"wrong type", "{\"plugins\": [\n  {\"id\": 3}]}", nil, "manifest.json:2:10: manifest.syntax: plugins[0].id: want a string, got number"},
+		{"unknown key", "{\"plugins\": [], \"extra\": 1}", nil, `manifest.json:1:17: manifest.syntax: unknown field "extra"`},
 		{"bad entry", `{"plugins":[{"id":"a","binary":"","sha256":"x"}]}`, nil, `plugins[0] (a): binary is empty`},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/pkg/companyos"
+	"github.com/assay-eval/assay/pkg/jsonpos"
 )
 
 // Defaults for Capture.
@@ -232,30 +233,29 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // decodeList reads a Company OS list response: an object holding key (as
 // the API returns it) or a bare list.
-func decodeList[T any](u string, body []byte, key string, read func(*decoder, *node, string) []T) ([]T, error) {
-	d := &decoder{file: u, src: body, lenient: true}
-	root, err := parseTree(body)
+func decodeList[T any](u string, body []byte, key string, read func(*decoder, *jsonpos.Node, string) []T) ([]T, error) {
+	d := &decoder{src: jsonpos.Source{File: u, Src: body}, lenient: true}
+	root, err := jsonpos.Parse(body, jsonpos.Options{})
 	if err != nil {
-		se := err.(*syntaxError)
-		p := d.pos(se.off)
-		return nil, fmt.Errorf("GET %s: response is not valid JSON at line %d, col %d: %s", u, p.Line, p.Col, se.msg)
+		p := d.src.ErrPos(err)
+		return nil, fmt.Errorf("GET %s: response is not valid JSON at line %d, col %d: %w", u, p.Line, p.Col, err)
 	}
 	var out []T
-	switch root.kind {
-	case kindArray:
+	switch root.Kind {
+	case jsonpos.Array:
 		out = read(d, root, key)
-	case kindObject:
+	case jsonpos.Object:
 		found := false
-		for _, m := range root.members {
-			if m.key == key {
-				out, found = read(d, m.val, key), true
+		for _, m := range root.Members {
+			if m.Key == key {
+				out, found = read(d, m.Value, key), true
 			}
 		}
 		if !found {
 			return nil, fmt.Errorf("GET %s: response has no %q list", u, key)
 		}
 	default:
-		return nil, fmt.Errorf("GET %s: response is %s, want {%q: [...]}", u, root.kind, key)
+		return nil, fmt.Errorf("GET %s: response is %s, want {%q: [...]}", u, root.Kind, key)
 	}
 	if l := d.diags.Errors(); len(l) > 0 {
 		l.Sort()

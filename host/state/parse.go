@@ -1,14 +1,14 @@
 package state
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/assay-eval/assay/pkg/companyos"
 	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/jsonpos"
 )
 
 // Diagnostic codes.
@@ -34,18 +34,13 @@ const MaxDiagnostics = 100
 // (for diag.List.Render) with the diagnostics; the snapshot is nil when any
 // diagnostic is an error.
 func ReadFile(path string) (*companyos.Snapshot, []byte, diag.List) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeRead, "reading state snapshot: %v", err)}
-	}
-	defer f.Close()
-	src, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeRead, "reading state snapshot: %v", err)}
-	}
-	if len(src) > MaxFileSize {
+	src, err := jsonpos.ReadFile(path, MaxFileSize)
+	if errors.Is(err, jsonpos.ErrTooLarge) {
 		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, CodeTooLarge,
 			"the state snapshot is more than %d MiB; capture a smaller company or trim the snapshot", MaxFileSize>>20)}
+	}
+	if err != nil {
+		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeRead, "reading state snapshot: %v", err)}
 	}
 	s, l := Parse(path, src)
 	return s, src, l
@@ -58,11 +53,10 @@ func ReadFile(path string) (*companyos.Snapshot, []byte, diag.List) {
 // memory API's key) is accepted for "memory". The snapshot is nil when any
 // diagnostic is an error.
 func Parse(file string, src []byte) (*companyos.Snapshot, diag.List) {
-	d := &decoder{file: file, src: src}
-	root, err := parseTree(src)
+	d := &decoder{src: jsonpos.Source{File: file, Src: src}}
+	root, err := jsonpos.Parse(src, jsonpos.Options{})
 	if err != nil {
-		se := err.(*syntaxError)
-		return nil, diag.List{diag.Errorf(d.pos(se.off), CodeSyntax, "state snapshot is not valid JSON: %s", se.msg)}
+		return nil, diag.List{d.src.Diag(CodeSyntax, "state snapshot is not valid JSON", err)}
 	}
 	snap := &companyos.Snapshot{}
 	d.snapshot(root, snap)
@@ -77,71 +71,43 @@ func Parse(file string, src []byte) (*companyos.Snapshot, diag.List) {
 // decoder walks a parsed tree into the companyos model, collecting
 // diagnostics.
 type decoder struct {
-	file  string
-	src   []byte
+	src   jsonpos.Source
 	diags diag.List
 	// lenient drops unknown- and duplicate-field warnings (for API responses,
 	// which carry more fields than a snapshot keeps).
 	lenient bool
 }
 
-func (d *decoder) pos(off int64) diag.Pos { return diag.OffsetPos(d.file, d.src, int(off)) }
-
-func (d *decoder) errorf(n *node, code, format string, args ...any) {
-	d.diags = append(d.diags, diag.Errorf(d.pos(n.off), code, format, args...))
+func (d *decoder) errorf(n *jsonpos.Node, code, format string, args ...any) {
+	d.diags = append(d.diags, diag.Errorf(d.src.Pos(n.Off), code, format, args...))
 }
 
-func (d *decoder) typeErr(n *node, path, want string) {
-	got := n.kind.String()
-	if n.kind == kindString || n.kind == kindNumber || n.kind == kindBool {
-		got += " " + short(n)
-	}
-	d.errorf(n, CodeType, "%s: want %s, got %s", path, want, got)
-}
-
-func short(n *node) string {
-	switch n.kind {
-	case kindString:
-		s := n.text
-		if len(s) > 40 {
-			s = s[:40] + "..."
-		}
-		return strconv.Quote(s)
-	case kindBool:
-		return strconv.FormatBool(n.boolean)
-	}
-	return n.text
+func (d *decoder) typeErr(n *jsonpos.Node, path, want string) {
+	d.errorf(n, CodeType, "%s: want %s, got %s", path, want, n.Short())
 }
 
 // fields calls set for each member of object n, warning about duplicates and
 // keys set does not know (set returns false).
-func (d *decoder) fields(n *node, path string, set func(key string, v *node, path string) bool) {
-	seen := make(map[string]bool, len(n.members))
-	for _, m := range n.members {
-		p := join(path, m.key)
-		if seen[m.key] && !d.lenient {
-			d.diags = append(d.diags, diag.Warnf(d.pos(m.off), CodeDuplicate, "%s: duplicate field; the last one is used", p))
+func (d *decoder) fields(n *jsonpos.Node, path string, set func(key string, v *jsonpos.Node, path string) bool) {
+	seen := make(map[string]bool, len(n.Members))
+	for _, m := range n.Members {
+		p := jsonpos.Join(path, m.Key)
+		if seen[m.Key] && !d.lenient {
+			d.diags = append(d.diags, diag.Warnf(d.src.Pos(m.Off), CodeDuplicate, "%s: duplicate field; the last one is used", p))
 		}
-		seen[m.key] = true
-		if !set(m.key, m.val, p) && !d.lenient {
-			d.diags = append(d.diags, diag.Warnf(d.pos(m.off), CodeUnknownField, "%s: unknown field, ignored", p))
+		seen[m.Key] = true
+		if !set(m.Key, m.Value, p) && !d.lenient {
+			d.diags = append(d.diags, diag.Warnf(d.src.Pos(m.Off), CodeUnknownField, "%s: unknown field, ignored", p))
 		}
 	}
 }
 
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func (d *decoder) snapshot(n *node, s *companyos.Snapshot) {
-	if n.kind != kindObject {
+func (d *decoder) snapshot(n *jsonpos.Node, s *companyos.Snapshot) {
+	if n.Kind != jsonpos.Object {
 		d.typeErr(n, "state snapshot", `an object {"tasks": [...], "memory": [...]}`)
 		return
 	}
-	d.fields(n, "", func(key string, v *node, path string) bool {
+	d.fields(n, "", func(key string, v *jsonpos.Node, path string) bool {
 		switch key {
 		case "tasks":
 			s.Tasks = d.tasks(v, path)
@@ -151,7 +117,7 @@ func (d *decoder) snapshot(n *node, s *companyos.Snapshot) {
 			s.CapturedAt = d.str(v, path)
 			if s.CapturedAt != "" {
 				if _, err := time.Parse(time.RFC3339, s.CapturedAt); err != nil {
-					d.diags = append(d.diags, diag.Warnf(d.pos(v.off), CodeValue, "%s: %q is not an RFC 3339 time", path, s.CapturedAt))
+					d.diags = append(d.diags, diag.Warnf(d.src.Pos(v.Off), CodeValue, "%s: %q is not an RFC 3339 time", path, s.CapturedAt))
 				}
 			}
 		default:
@@ -162,12 +128,12 @@ func (d *decoder) snapshot(n *node, s *companyos.Snapshot) {
 }
 
 // list returns the elements of an array (null is an empty list).
-func (d *decoder) list(n *node, path string) []*node {
-	switch n.kind {
-	case kindNull:
+func (d *decoder) list(n *jsonpos.Node, path string) []*jsonpos.Node {
+	switch n.Kind {
+	case jsonpos.Null:
 		return nil
-	case kindArray:
-		return n.elems
+	case jsonpos.Array:
+		return n.Elems
 	}
 	d.typeErr(n, path, "a list")
 	return nil
@@ -176,24 +142,24 @@ func (d *decoder) list(n *node, path string) []*node {
 // objects decodes list n of objects, setting the fields of each with set; an
 // element that is not an object is an error (want names what it should be)
 // and is left out.
-func objects[T any](d *decoder, n *node, path, want string, set func(t *T, key string, v *node, path string) bool) []T {
+func objects[T any](d *decoder, n *jsonpos.Node, path, want string, set func(t *T, key string, v *jsonpos.Node, path string) bool) []T {
 	elems := d.list(n, path)
 	out := make([]T, 0, len(elems))
 	for i, e := range elems {
 		p := fmt.Sprintf("%s[%d]", path, i)
-		if e.kind != kindObject {
+		if e.Kind != jsonpos.Object {
 			d.typeErr(e, p, want)
 			continue
 		}
 		var t T
-		d.fields(e, p, func(key string, v *node, path string) bool { return set(&t, key, v, path) })
+		d.fields(e, p, func(key string, v *jsonpos.Node, path string) bool { return set(&t, key, v, path) })
 		out = append(out, t)
 	}
 	return out
 }
 
-func (d *decoder) tasks(n *node, path string) []companyos.Task {
-	return objects(d, n, path, "a task object", func(t *companyos.Task, key string, v *node, path string) bool {
+func (d *decoder) tasks(n *jsonpos.Node, path string) []companyos.Task {
+	return objects(d, n, path, "a task object", func(t *companyos.Task, key string, v *jsonpos.Node, path string) bool {
 		switch key {
 		case "id":
 			t.ID = d.id(v, path)
@@ -222,8 +188,8 @@ func (d *decoder) tasks(n *node, path string) []companyos.Task {
 	})
 }
 
-func (d *decoder) notes(n *node, path string) []companyos.Note {
-	return objects(d, n, path, "a note object {at, actor, text}", func(note *companyos.Note, key string, v *node, path string) bool {
+func (d *decoder) notes(n *jsonpos.Node, path string) []companyos.Note {
+	return objects(d, n, path, "a note object {at, actor, text}", func(note *companyos.Note, key string, v *jsonpos.Node, path string) bool {
 		switch key {
 		case "at":
 			note.At = d.str(v, path)
@@ -238,8 +204,8 @@ func (d *decoder) notes(n *node, path string) []companyos.Note {
 	})
 }
 
-func (d *decoder) memory(n *node, path string) []companyos.MemoryEntry {
-	return objects(d, n, path, "a memory entry object", func(m *companyos.MemoryEntry, key string, v *node, path string) bool {
+func (d *decoder) memory(n *jsonpos.Node, path string) []companyos.MemoryEntry {
+	return objects(d, n, path, "a memory entry object", func(m *companyos.MemoryEntry, key string, v *jsonpos.Node, path string) bool {
 		switch key {
 		case "id":
 			m.ID = d.id(v, path)
@@ -267,11 +233,11 @@ func (d *decoder) memory(n *node, path string) []companyos.MemoryEntry {
 }
 
 // str reads a string; null is "".
-func (d *decoder) str(n *node, path string) string {
-	switch n.kind {
-	case kindString:
-		return n.text
-	case kindNull:
+func (d *decoder) str(n *jsonpos.Node, path string) string {
+	switch n.Kind {
+	case jsonpos.String:
+		return n.Text
+	case jsonpos.Null:
 		return ""
 	}
 	d.typeErr(n, path, "a string")
@@ -279,11 +245,11 @@ func (d *decoder) str(n *node, path string) string {
 }
 
 // id reads an id given as a string or a number (kept as written).
-func (d *decoder) id(n *node, path string) string {
-	switch n.kind {
-	case kindString, kindNumber:
-		return n.text
-	case kindNull:
+func (d *decoder) id(n *jsonpos.Node, path string) string {
+	switch n.Kind {
+	case jsonpos.String, jsonpos.Number:
+		return n.Text
+	case jsonpos.Null:
 		return ""
 	}
 	d.typeErr(n, path, "a string or a number")
@@ -291,14 +257,14 @@ func (d *decoder) id(n *node, path string) string {
 }
 
 // num reads a number; null is nil.
-func (d *decoder) num(n *node, path string) *float64 {
-	switch n.kind {
-	case kindNull:
+func (d *decoder) num(n *jsonpos.Node, path string) *float64 {
+	switch n.Kind {
+	case jsonpos.Null:
 		return nil
-	case kindNumber:
-		v, err := strconv.ParseFloat(n.text, 64)
+	case jsonpos.Number:
+		v, err := strconv.ParseFloat(n.Text, 64)
 		if err != nil {
-			d.errorf(n, CodeValue, "%s: %s is out of range", path, n.text)
+			d.errorf(n, CodeValue, "%s: %s is out of range", path, n.Text)
 			return nil
 		}
 		return &v
@@ -307,18 +273,18 @@ func (d *decoder) num(n *node, path string) *float64 {
 	return nil
 }
 
-func (d *decoder) strList(n *node, path string) []string {
+func (d *decoder) strList(n *jsonpos.Node, path string) []string {
 	elems := d.list(n, path)
 	if elems == nil {
 		return nil
 	}
 	out := make([]string, 0, len(elems))
 	for i, e := range elems {
-		if e.kind != kindString {
+		if e.Kind != jsonpos.String {
 			d.typeErr(e, fmt.Sprintf("%s[%d]", path, i), "a string")
 			continue
 		}
-		out = append(out, e.text)
+		out = append(out, e.Text)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/jsonpos"
 )
 
 // EvidenceRef is one piece of evidence a category score cites. ID, when
@@ -70,13 +71,13 @@ func ParseAIAnswer(text string) (*AIAnswer, error) {
 // a rationale is blank, evidence is empty, or an evidence item lacks a kind
 // or label.
 func ParseAIAnswerFile(file string, data []byte) (*AIAnswer, diag.List) {
-	r := &reader{file: file, src: data}
+	r := &reader{src: jsonpos.Source{File: file, Src: data}}
 	off, text, ok := extractJSON(data)
 	if !ok {
 		r.errf(0, CodeAI, "AI answer is not JSON: no fenced block and no {...} object found")
 		return nil, r.diags
 	}
-	r.base = off
+	r.src.Base = off
 	n := r.parse(text)
 	if n == nil {
 		return nil, r.diags
@@ -90,7 +91,7 @@ func ParseAIAnswerFile(file string, data []byte) (*AIAnswer, diag.List) {
 }
 
 // aiAnswer reads an AI answer object at path.
-func (r *reader) aiAnswer(n *node, path string) *AIAnswer {
+func (r *reader) aiAnswer(n *jsonpos.Node, path string) *AIAnswer {
 	f, ok := r.object(n, pathOr(path, "AI answer"))
 	if !ok {
 		return nil
@@ -99,7 +100,7 @@ func (r *reader) aiAnswer(n *node, path string) *AIAnswer {
 	a.OverallRationale = f.str("overallRationale")
 	cats := f.get("categories")
 	f.done()
-	cpath := join(path, "categories")
+	cpath := jsonpos.Join(path, "categories")
 	if cats == nil {
 		f.missing("categories")
 		return a
@@ -110,16 +111,16 @@ func (r *reader) aiAnswer(n *node, path string) *AIAnswer {
 	}
 	for _, c := range Categories() {
 		v := cf.get(string(c))
-		p := join(cpath, string(c))
+		p := jsonpos.Join(cpath, string(c))
 		if v == nil {
-			r.errf(cats.off, CodeAI, "%s: missing category %s", cpath, c)
+			r.errf(cats.Off, CodeAI, "%s: missing category %s", cpath, c)
 			continue
 		}
 		a.Categories[c] = r.aiCategory(v, p)
 	}
-	for _, k := range cats.keys {
-		if !cf.used[k] {
-			r.errf(cats.koff[k], CodeAI, "%s: unknown category %q (want agentPerformance, taskOutcomeQuality, processCompliance)", cpath, k)
+	for _, m := range cats.Members {
+		if !cf.used[m.Key] {
+			r.errf(m.Off, CodeAI, "%s: unknown category %q (want agentPerformance, taskOutcomeQuality, processCompliance)", cpath, m.Key)
 		}
 	}
 	return a
@@ -132,15 +133,15 @@ func pathOr(path, top string) string {
 	return path
 }
 
-func (r *reader) aiCategory(n *node, path string) AICategory {
+func (r *reader) aiCategory(n *jsonpos.Node, path string) AICategory {
 	var c AICategory
 	f, ok := r.object(n, path)
 	if !ok {
 		return c
 	}
 	c.Score, _ = f.score("score")
-	if v := f.get("rationale"); v == nil || (v.kind == 's' && strings.TrimSpace(v.str) == "") {
-		r.errf(n.off, CodeAI, "%s: rationale is required and must not be blank", path)
+	if v := f.get("rationale"); v == nil || (v.Kind == jsonpos.String && strings.TrimSpace(v.Text) == "") {
+		r.errf(n.Off, CodeAI, "%s: rationale is required and must not be blank", path)
 		if v != nil {
 			f.str("rationale")
 		}
@@ -149,11 +150,11 @@ func (r *reader) aiCategory(n *node, path string) AICategory {
 	}
 	ev := f.get("evidence")
 	switch {
-	case ev == nil || (ev.kind == 'a' && len(ev.items) == 0):
-		r.errf(n.off, CodeAI, "%s: evidence is required and must not be empty", path)
+	case ev == nil || (ev.Kind == jsonpos.Array && len(ev.Elems) == 0):
+		r.errf(n.Off, CodeAI, "%s: evidence is required and must not be empty", path)
 	default:
 		c.Evidence = []EvidenceRef{}
-		f.array("evidence", func(it *node, p string) {
+		f.array("evidence", func(it *jsonpos.Node, p string) {
 			if e, ok := r.evidenceRef(it, p); ok {
 				c.Evidence = append(c.Evidence, e)
 			}
@@ -163,14 +164,14 @@ func (r *reader) aiCategory(n *node, path string) AICategory {
 	return c
 }
 
-func (r *reader) evidenceRef(n *node, path string) (EvidenceRef, bool) {
+func (r *reader) evidenceRef(n *jsonpos.Node, path string) (EvidenceRef, bool) {
 	var e EvidenceRef
 	f, ok := r.object(n, path)
 	if !ok {
 		return e, false
 	}
 	if v := f.get("id"); v != nil {
-		e.idPos = r.pos(v.off)
+		e.idPos = r.pos(v.Off)
 	}
 	e.ID = f.str("id")
 	e.Kind = f.reqStr("kind")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/jsonpos"
 )
 
 // File is a decoded task-eval input file: one finished task, optionally
@@ -26,7 +27,7 @@ var shaPattern = regexp.MustCompile(`^[0-9a-fA-F]{7,40}$`)
 // scores outside the integers 0..100, bad timestamps, and an invalid AI
 // answer. "ai" may be the answer object or the evaluator's raw text.
 func DecodeFile(file string, data []byte) (*File, diag.List) {
-	r := &reader{file: file, src: data}
+	r := &reader{src: jsonpos.Source{File: file, Src: data}}
 	n := r.parse(data)
 	if n == nil {
 		return nil, r.diags
@@ -48,19 +49,19 @@ func DecodeFile(file string, data []byte) (*File, diag.List) {
 	}
 	if v := top.get("mergeCommitSha"); v != nil {
 		t.MergeCommitSHA = top.str("mergeCommitSha")
-		if v.kind == 's' && !shaPattern.MatchString(t.MergeCommitSHA) {
-			r.errf(v.off, CodeField, "mergeCommitSha: want 7 to 40 hex digits, got %q", t.MergeCommitSHA)
+		if v.Kind == jsonpos.String && !shaPattern.MatchString(t.MergeCommitSHA) {
+			r.errf(v.Off, CodeField, "mergeCommitSha: want 7 to 40 hex digits, got %q", t.MergeCommitSHA)
 		}
 	}
 	shas := map[string]string{} // lowercased sha -> path of its first commit
 	top.objects("commits", func(f *fields, p string) {
 		c := Commit{SHA: f.reqStr("sha"), Subject: f.str("subject"), Message: f.str("message"),
 			Author: f.str("author"), Timestamp: f.time("timestamp")}
-		if v := f.get("sha"); v != nil && v.kind == 's' && c.SHA != "" && !shaPattern.MatchString(c.SHA) {
-			r.errf(v.off, CodeField, "%s.sha: want 7 to 40 hex digits, got %q", p, c.SHA)
+		if v := f.get("sha"); v != nil && v.Kind == jsonpos.String && c.SHA != "" && !shaPattern.MatchString(c.SHA) {
+			r.errf(v.Off, CodeField, "%s.sha: want 7 to 40 hex digits, got %q", p, c.SHA)
 		} else if v != nil && c.SHA != "" {
 			if first, dup := shas[strings.ToLower(c.SHA)]; dup {
-				r.errf(v.off, CodeField, "%s.sha: commit %s is already listed at %s", p, c.SHA, first)
+				r.errf(v.Off, CodeField, "%s.sha: commit %s is already listed at %s", p, c.SHA, first)
 			}
 			shas[strings.ToLower(c.SHA)] = p
 		}
@@ -69,11 +70,11 @@ func DecodeFile(file string, data []byte) (*File, diag.List) {
 	top.objects("workflow", func(f *fields, p string) {
 		w := WorkflowStep{ID: f.str("id"), Name: f.reqStr("name"), Status: f.reqStr("status"),
 			Output: f.str("output"), StartedAt: f.time("startedAt"), CompletedAt: f.time("completedAt")}
-		if v := f.get("status"); v != nil && v.kind == 's' && w.Status != "" {
+		if v := f.get("status"); v != nil && v.Kind == jsonpos.String && w.Status != "" {
 			switch w.Status {
 			case StepPassed, StepFailed, StepPending:
 			default:
-				r.errf(v.off, CodeField, "%s.status: want passed, failed or pending, got %q", p, w.Status)
+				r.errf(v.Off, CodeField, "%s.status: want passed, failed or pending, got %q", p, w.Status)
 			}
 		}
 		t.Workflow = append(t.Workflow, w)
@@ -110,19 +111,19 @@ func DecodeFile(file string, data []byte) (*File, diag.List) {
 		}
 	}
 	if v := top.get("ai"); v != nil {
-		switch v.kind {
-		case 's':
+		switch v.Kind {
+		case jsonpos.String:
 			// Raw evaluator text: positions are reported at the string.
-			a, diags := ParseAIAnswerFile("", []byte(v.str))
+			a, diags := ParseAIAnswerFile("", []byte(v.Text))
 			for _, d := range diags {
 				d.Message = strings.TrimSpace("ai: " + d.Message)
-				d.Pos = r.pos(v.off)
+				d.Pos = r.pos(v.Off)
 				r.diags = append(r.diags, d)
 			}
 			if a != nil {
 				for _, c := range a.Categories {
 					for i := range c.Evidence {
-						c.Evidence[i].idPos = r.pos(v.off)
+						c.Evidence[i].idPos = r.pos(v.Off)
 					}
 				}
 			}

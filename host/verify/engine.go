@@ -277,7 +277,7 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 		ts := &in.Turns[i]
 		if _, ok := e.tasks[ts.Label]; !ok {
 			out.Diagnostics = append(out.Diagnostics, diag.Warnf(ts.Pos, "run.unknown_label",
-				"candidate %s: turn %q is not a task of pack %s; ignored", in.Candidate, ts.Label, e.cfg.Pack.Name()))
+				"candidate %s: turn %q is not a task of pack %s; ignored%s", in.Candidate, ts.Label, e.cfg.Pack.Name(), e.didYouMean(ts.Label)))
 			continue
 		}
 		todo = append(todo, ts)

@@ -3,6 +3,7 @@ package verify
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/jsonpos"
 )
 
 // Diagnostic codes for run inputs.
@@ -22,7 +24,12 @@ const (
 	codeTurnsSyntax = "turns.syntax"
 	codeTurnsField  = "turns.field"
 	codeTurnsLabel  = "turns.duplicate_label"
+
+	codeRunMissingTrace = "run.missing_trace"
 )
+
+// maxResultsFile bounds a run directory's results.json.
+const maxResultsFile = 64 << 20
 
 // maxTurnLine bounds one line of a turns file (a turn with its whole trace inline).
 const maxTurnLine = 64 << 20
@@ -68,17 +75,16 @@ func (p Part) Empty() bool { return p.Path == "" && !p.inline }
 
 // metrics is one row of a candidate directory's results.json or one turns line.
 type metrics struct {
-	Label      string          `json:"label"`
-	Candidate  string          `json:"candidate"`
-	Persona    string          `json:"persona"`
-	LatencyS   *float64        `json:"latency_s"`
-	CostUSD    *float64        `json:"cost_usd"`
-	StartedAt  string          `json:"started_at"`
-	FinishedAt string          `json:"finished_at"`
-	Trace      json.RawMessage `json:"trace"`
-	TraceFile  string          `json:"trace_file"`
-	Before     json.RawMessage `json:"state_before"`
-	After      json.RawMessage `json:"state_after"`
+	Label      string   `json:"label"`
+	Candidate  string   `json:"candidate"`
+	Persona    string   `json:"persona"`
+	LatencyS   *float64 `json:"latency_s"`
+	CostUSD    *float64 `json:"cost_usd"`
+	StartedAt  string   `json:"started_at"`
+	FinishedAt string   `json:"finished_at"`
+	TraceFile  string   `json:"trace_file"`
+	// trace, state_before and state_after are read from the line's tree
+	// (decodeTurnLine) and when the turn is scored (lineRef.load).
 }
 
 // ReadRunDir reads a harness candidate directory: DIR/results/<label>.ndjson,
@@ -108,22 +114,25 @@ func ReadRunDir(dir, candidate string) (*Input, diag.List, error) {
 	var diags diag.List
 	byLabel := map[string]metrics{}
 	mpath := filepath.Join(dir, "results.json")
-	if src, err := os.ReadFile(mpath); err == nil {
-		rows, ds := decodeMetrics(mpath, src)
+	src, err := jsonpos.ReadFile(mpath, maxResultsFile)
+	switch {
+	case err == nil:
+		rows, nodes, ds := decodeMetrics(mpath, src)
 		diags = append(diags, ds...)
 		for _, r := range rows {
 			byLabel[r.Label] = r
 		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+		diags = append(diags, missingTraces(jsonpos.Source{File: mpath, Src: src}, resultsDir, rows, nodes, entries)...)
+	case !errors.Is(err, os.ErrNotExist):
 		return nil, nil, fmt.Errorf("reading run metrics: %w", err)
 	}
 	in := &Input{Candidate: candidate}
 	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".ndjson") {
+		label, ok := traceLabel(e)
+		if !ok {
 			continue
 		}
-		label := strings.TrimSuffix(name, ".ndjson")
+		name := e.Name()
 		path := filepath.Join(resultsDir, name)
 		ts := TurnSpec{Candidate: candidate, Label: label, TracePath: path, Pos: diag.Pos{File: path}}
 		if m, ok := byLabel[label]; ok {
@@ -146,39 +155,119 @@ func ReadRunDir(dir, candidate string) (*Input, diag.List, error) {
 	return in, diags, nil
 }
 
-// decodeMetrics decodes results.json: an array of objects with at least label.
-func decodeMetrics(file string, src []byte) ([]metrics, diag.List) {
-	var raw []json.RawMessage
-	if err := json.Unmarshal(src, &raw); err != nil {
-		return nil, diag.List{jsonDiag(file, src, 0, codeRunMetrics, "results.json must be a JSON array of per-turn objects", err)}
+// missingTraces warns about every row of results.json whose trace file is
+// absent, naming the nearest trace file that results.json does not list:
+// such a turn is never scored, and a task of the pack without a trace
+// counts as missing (docs/run-input.md).
+func missingTraces(s jsonpos.Source, resultsDir string, rows []metrics, nodes []*jsonpos.Node, entries []os.DirEntry) diag.List {
+	traces := map[string]bool{}
+	for _, e := range entries {
+		if label, ok := traceLabel(e); ok {
+			traces[label] = true
+		}
+	}
+	listed := map[string]bool{}
+	for _, r := range rows {
+		listed[r.Label] = true
+	}
+	var unlisted []string
+	for label := range traces {
+		if !listed[label] {
+			unlisted = append(unlisted, label)
+		}
+	}
+	var diags diag.List
+	for i, r := range rows {
+		if traces[r.Label] {
+			continue
+		}
+		msg := fmt.Sprintf("results.json lists turn %q, but its trace %s does not exist; the turn is not scored",
+			r.Label, filepath.Join(resultsDir, r.Label+".ndjson"))
+		if near, ok := nearestLabel(r.Label, unlisted); ok {
+			msg += fmt.Sprintf("; did you mean %q (%s)?", near, filepath.Join(resultsDir, near+".ndjson"))
+		}
+		diags = append(diags, s.Warnf(valueOff(nodes[i], "label"), codeRunMissingTrace, "%s", msg))
+	}
+	return diags
+}
+
+// valueOff is the offset of the value of key in object n, or of n when
+// the key is absent (or spelt in another case, which encoding/json accepts).
+func valueOff(n *jsonpos.Node, key string) int {
+	if m := n.Get(key); m != nil {
+		return m.Value.Off
+	}
+	return n.Off
+}
+
+// traceLabel is the label of a trace file in a run's results directory.
+func traceLabel(e os.DirEntry) (string, bool) {
+	if e.IsDir() || !strings.HasSuffix(e.Name(), ".ndjson") {
+		return "", false
+	}
+	return strings.TrimSuffix(e.Name(), ".ndjson"), true
+}
+
+// nearestLabel is the label of labels closest to label by edit distance,
+// for a "did you mean"; ok is false when none is close (more than a third
+// of label's length, at most 3, away). Ties go to the smaller label.
+func nearestLabel(label string, labels []string) (nearest string, ok bool) {
+	limit := max(1, min(3, len([]rune(label))/3))
+	best := limit + 1
+	for _, l := range labels {
+		if d := diag.EditDistance(label, l); d < best || (d == best && l < nearest) {
+			nearest, best = l, d
+		}
+	}
+	return nearest, best <= limit
+}
+
+// didYouMean suggests the pack's task label nearest to label, for a turn
+// named for no task: "; did you mean "x"?", or "" when none is close.
+func (e *Engine) didYouMean(label string) string {
+	labels := make([]string, 0, len(e.cfg.Pack.Tasks))
+	for _, t := range e.cfg.Pack.Tasks {
+		labels = append(labels, t.Label)
+	}
+	if near, ok := nearestLabel(label, labels); ok {
+		return fmt.Sprintf("; did you mean %q?", near)
+	}
+	return ""
+}
+
+// decodeMetrics decodes results.json: an array of objects with at least
+// label. Each row's node is returned with it, for positions.
+func decodeMetrics(file string, src []byte) ([]metrics, []*jsonpos.Node, diag.List) {
+	s := jsonpos.Source{File: file, Src: src}
+	const want = "results.json must be a JSON array of per-turn objects"
+	root, err := jsonpos.Parse(src, jsonpos.Options{BuildDepth: 2})
+	if err != nil {
+		return nil, nil, diag.List{s.Diag(codeRunMetrics, want, err)}
+	}
+	if root.Kind != jsonpos.Array {
+		return nil, nil, diag.List{s.Errorf(root.Off, codeRunMetrics, "%s, got %s", want, root.Kind)}
 	}
 	var diags diag.List
 	var rows []metrics
-	// Offsets of the elements, for positions.
-	offsets := elementOffsets(src)
-	for i, r := range raw {
+	var nodes []*jsonpos.Node
+	for i, e := range root.Elems {
 		var m metrics
-		base := 0
-		if i < len(offsets) {
-			base = offsets[i]
-		}
-		if err := json.Unmarshal(r, &m); err != nil {
-			diags = append(diags, jsonDiag(file, src, base, codeRunMetrics, fmt.Sprintf("entry %d", i), err))
+		if err := jsonpos.DecodeNode(src, e, &m, jsonpos.Options{AllowUnknownFields: true}); err != nil {
+			diags = append(diags, s.Diag(codeRunMetrics, fmt.Sprintf("entry %d", i), err))
 			continue
 		}
 		if m.Label == "" {
-			diags = append(diags, diag.Errorf(diag.OffsetPos(file, src, base), codeRunMetrics, "entry %d has no label", i))
+			diags = append(diags, s.Errorf(e.Off, codeRunMetrics, "entry %d has no label", i))
 			continue
 		}
-		if _, err := parseTime(m.StartedAt); err != nil {
-			diags = append(diags, diag.Errorf(diag.OffsetPos(file, src, base), codeRunMetrics, "entry %d: started_at: %v", i, err))
+		for _, f := range []struct{ key, val string }{{"started_at", m.StartedAt}, {"finished_at", m.FinishedAt}} {
+			if _, err := parseTime(f.val); err != nil {
+				diags = append(diags, s.Errorf(valueOff(e, f.key), codeRunMetrics, "entry %d: %s: %v", i, f.key, err))
+			}
 		}
-		if _, err := parseTime(m.FinishedAt); err != nil {
-			diags = append(diags, diag.Errorf(diag.OffsetPos(file, src, base), codeRunMetrics, "entry %d: finished_at: %v", i, err))
-		}
-		rows = append(rows, m)
+		rows, nodes = append(rows, m), append(nodes, e)
 	}
-	return rows, diags
+	return rows, nodes, diags
 }
 
 // ReadTurnsFile reads a turns file: one JSON turn a line. Turns are grouped
@@ -249,45 +338,54 @@ func ReadTurnsFile(path, defaultCandidate string) ([]*Input, diag.List, error) {
 }
 
 // decodeTurnLine decodes one turns line into a TurnSpec, with every problem
-// of the line as a diagnostic.
+// of the line as a diagnostic. The line's values are not built into a tree
+// (an inline trace can be large); they are read again when the turn is scored.
 func decodeTurnLine(file, dir string, lineNo int, line []byte, defaultCandidate string) (*TurnSpec, diag.List) {
+	src := jsonpos.Source{File: file, Src: line, Line: lineNo}
 	pos := diag.Pos{File: file, Line: lineNo, Col: 1}
+	o := jsonpos.Options{BuildDepth: 1, AllowUnknownFields: true}
 	var m metrics
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if err := dec.Decode(&m); err != nil {
-		return nil, diag.List{lineJSONDiag(pos, line, err)}
+	root, err := jsonpos.Parse(line, o)
+	if err == nil {
+		err = jsonpos.DecodeNode(line, root, &m, o)
+	}
+	if err != nil {
+		code := codeTurnsSyntax
+		if errors.Is(err, jsonpos.ErrType) {
+			code = codeTurnsField
+		}
+		return nil, diag.List{src.Diag(code, "not a valid turn", err)}
 	}
 	var diags diag.List
-	fieldPos := func(name string) diag.Pos {
-		if i := bytes.Index(line, []byte(`"`+name+`"`)); i >= 0 {
-			return diag.Pos{File: file, Line: lineNo, Col: diag.OffsetPos("", line, i).Col}
+	// member is the named member of the line's object, and where its key is.
+	member := func(name string) (*jsonpos.Node, diag.Pos) {
+		if mb := root.Get(name); mb != nil && mb.Value.Kind != jsonpos.Null {
+			return mb.Value, src.Pos(mb.Off)
 		}
-		return pos
+		return nil, pos
 	}
 	if m.Label == "" {
 		diags = append(diags, diag.Errorf(pos, codeTurnsField, "turn has no label"))
 	}
-	ts := &TurnSpec{Candidate: m.Candidate, Label: m.Label, Persona: m.Persona, LatencyS: m.LatencyS, CostUSD: m.CostUSD, Pos: pos}
-	if ts.Candidate == "" {
-		ts.Candidate = defaultCandidate
-	}
-	var err error
-	if ts.StartedAt, err = parseTime(m.StartedAt); err != nil {
-		diags = append(diags, diag.Errorf(fieldPos("started_at"), codeTurnsField, "started_at: %v", err))
-	}
-	if ts.FinishedAt, err = parseTime(m.FinishedAt); err != nil {
-		diags = append(diags, diag.Errorf(fieldPos("finished_at"), codeTurnsField, "finished_at: %v", err))
-	}
-	hasInline := len(m.Trace) > 0 && string(m.Trace) != "null"
-	switch {
-	case hasInline && m.TraceFile != "":
-		diags = append(diags, diag.Errorf(fieldPos("trace_file"), codeTurnsField, "give trace or trace_file, not both"))
-	case hasInline:
-		if m.Trace[0] != '[' {
-			diags = append(diags, diag.Errorf(fieldPos("trace"), codeTurnsField, "trace must be an array of event objects"))
-			break
+	ts := &TurnSpec{Candidate: cmp.Or(m.Candidate, defaultCandidate), Label: m.Label, Persona: m.Persona, LatencyS: m.LatencyS, CostUSD: m.CostUSD, Pos: pos}
+	for _, f := range []struct {
+		key, val string
+		t        *time.Time
+	}{{"started_at", m.StartedAt, &ts.StartedAt}, {"finished_at", m.FinishedAt, &ts.FinishedAt}} {
+		if *f.t, err = parseTime(f.val); err != nil {
+			_, fp := member(f.key)
+			diags = append(diags, diag.Errorf(fp, codeTurnsField, "%s: %v", f.key, err))
 		}
-		ts.Pos = fieldPos("trace")
+	}
+	trace, tracePos := member("trace")
+	_, fileKey := member("trace_file")
+	switch {
+	case trace != nil && m.TraceFile != "":
+		diags = append(diags, diag.Errorf(fileKey, codeTurnsField, "give trace or trace_file, not both"))
+	case trace != nil && trace.Kind != jsonpos.Array:
+		diags = append(diags, diag.Errorf(tracePos, codeTurnsField, "trace must be an array of event objects"))
+	case trace != nil:
+		ts.Pos = tracePos
 	case m.TraceFile != "":
 		ts.TracePath = resolve(dir, m.TraceFile)
 		ts.Pos = diag.Pos{File: ts.TracePath}
@@ -296,20 +394,15 @@ func decodeTurnLine(file, dir string, lineNo int, line []byte, defaultCandidate 
 	}
 	for _, sp := range []struct {
 		name string
-		raw  json.RawMessage
 		part *Part
-	}{{"state_before", m.Before, &ts.StateBefore}, {"state_after", m.After, &ts.StateAfter}} {
-		if len(sp.raw) == 0 || string(sp.raw) == "null" {
-			continue
-		}
-		fp := fieldPos(sp.name)
-		switch sp.raw[0] {
-		case '"':
-			var p string
-			_ = json.Unmarshal(sp.raw, &p)
-			p = resolve(dir, p)
+	}{{"state_before", &ts.StateBefore}, {"state_after", &ts.StateAfter}} {
+		v, fp := member(sp.name)
+		switch {
+		case v == nil:
+		case v.Kind == jsonpos.String:
+			p := resolve(dir, v.Text)
 			*sp.part = Part{Path: p, Pos: diag.Pos{File: p}}
-		case '{':
+		case v.Kind == jsonpos.Object:
 			*sp.part = Part{inline: true, Pos: fp}
 		default:
 			diags = append(diags, diag.Errorf(fp, codeTurnsField, "%s must be a snapshot object or a file path", sp.name))
@@ -406,52 +499,4 @@ func (l *lineRef) load() (traceNDJSON, before, after []byte, err error) {
 		nd.WriteByte('\n')
 	}
 	return nd.Bytes(), parts.Before, parts.After, nil
-}
-
-// elementOffsets returns the byte offset of each top-level array element in src.
-func elementOffsets(src []byte) []int {
-	dec := json.NewDecoder(bytes.NewReader(src))
-	if _, err := dec.Token(); err != nil {
-		return nil
-	}
-	var out []int
-	for dec.More() {
-		off := int(dec.InputOffset())
-		// Skip the separator and white space to land on the element.
-		for off < len(src) && (src[off] == ',' || src[off] == ' ' || src[off] == '\n' || src[off] == '\r' || src[off] == '\t') {
-			off++
-		}
-		out = append(out, off)
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			break
-		}
-	}
-	return out
-}
-
-// jsonErrOffset is the offset of the byte a JSON decoding error points at
-// (encoding/json reports the offset just past it), 0 when it says none.
-func jsonErrOffset(err error) int {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return max(0, int(se.Offset)-1)
-	case errors.As(err, &te):
-		return max(0, int(te.Offset)-1)
-	}
-	return 0
-}
-
-// jsonDiag turns a JSON decoding error in src, from offset base, into a
-// positioned diagnostic.
-func jsonDiag(file string, src []byte, base int, code, what string, err error) diag.Diagnostic {
-	return diag.Errorf(diag.OffsetPos(file, src, base+jsonErrOffset(err)), code, "%s: %v", what, err)
-}
-
-// lineJSONDiag positions a JSON error within one line.
-func lineJSONDiag(pos diag.Pos, line []byte, err error) diag.Diagnostic {
-	pos.Col = diag.OffsetPos("", line, jsonErrOffset(err)).Col
-	return diag.Errorf(pos, codeTurnsSyntax, "not a valid turn: %v", err)
 }

@@ -1,0 +1,319 @@
+package jsonpos
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultMaxDepth bounds nesting when Options.MaxDepth is zero, so a
+// hostile file cannot exhaust the stack.
+const DefaultMaxDepth = 256
+
+// Errors an *Error wraps, to tell its kinds apart with errors.Is.
+var (
+	ErrSyntax       = errors.New("not valid JSON")
+	ErrTooDeep      = errors.New("nested too deep")
+	ErrDuplicateKey = errors.New("duplicate key")
+	ErrUnknownField = errors.New("unknown field")
+	ErrType         = errors.New("wrong type")
+	ErrTooLarge     = errors.New("file too large")
+)
+
+// Error is a problem at a byte offset of the text read.
+type Error struct {
+	Off  int    // offset of the offending byte, key or value
+	Path string // the value's path ("plugins[0].id"); "" at the top level or for malformed JSON
+	Msg  string
+	Err  error // ErrSyntax, ErrTooDeep, ErrDuplicateKey, ErrUnknownField or ErrType (then wrapping encoding/json's error)
+}
+
+// Error renders "path: message", or the message alone without a path.
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Options tune Parse and Decode. The zero value parses everything, allows duplicate
+// keys (each is kept in Node.Members) and nests up to DefaultMaxDepth.
+type Options struct {
+	// MaxDepth bounds nesting; 0 means DefaultMaxDepth.
+	MaxDepth int
+	// BuildDepth, when positive, builds nodes only that many levels deep:
+	// values deeper are checked and kept as spans (Kind, Off, End, and no
+	// Text, Members or Elems), so a large nested value costs no tree.
+	BuildDepth int
+	// RejectDuplicates makes a key repeated in one object an error at the
+	// second key (ErrDuplicateKey).
+	RejectDuplicates bool
+	// AllowUnknownFields makes Decode ignore keys that name no field, as
+	// json.Unmarshal does.
+	AllowUnknownFields bool
+}
+
+// Parse reads exactly one JSON value from src, optionally surrounded by
+// white space. A malformed text is an *Error at the offending byte whose
+// message is encoding/json's; the end of the input is offset len(src).
+func Parse(src []byte, o Options) (*Node, error) {
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = DefaultMaxDepth
+	}
+	p := &parser{src: src, o: o}
+	n, err := p.value(0)
+	if err == nil {
+		p.space()
+		if p.i < len(p.src) {
+			err = p.fail("invalid character %s after top-level value", quoteChar(p.src[p.i]))
+		}
+	}
+	if err != nil {
+		return nil, syntaxFromStdlib(src, err)
+	}
+	return n, nil
+}
+
+// parser is a recursive-descent JSON reader that keeps offsets; it is
+// several times faster than walking encoding/json's Decoder.Token.
+type parser struct {
+	src []byte
+	i   int
+	o   Options
+}
+
+func (p *parser) fail(format string, args ...any) error {
+	return &Error{Off: p.i, Msg: fmt.Sprintf(format, args...), Err: ErrSyntax}
+}
+
+func (p *parser) space() {
+	for p.i < len(p.src) {
+		switch p.src[p.i] {
+		case ' ', '\t', '\r', '\n':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// build reports whether the children of a value at depth are built.
+func (p *parser) build(depth int) bool { return p.o.BuildDepth <= 0 || depth < p.o.BuildDepth }
+
+func (p *parser) value(depth int) (*Node, error) {
+	p.space()
+	if p.i >= len(p.src) {
+		return nil, p.fail("unexpected end of JSON input")
+	}
+	if depth > p.o.MaxDepth {
+		return nil, &Error{Off: p.i, Msg: fmt.Sprintf("nested more than %d levels deep", p.o.MaxDepth), Err: ErrTooDeep}
+	}
+	n := &Node{Off: p.i}
+	var err error
+	switch c := p.src[p.i]; {
+	case c == '{':
+		n.Kind = Object
+		err = p.object(n, depth)
+	case c == '[':
+		n.Kind = Array
+		err = p.array(n, depth)
+	case c == '"':
+		n.Kind = String
+		n.Text, err = p.str(depth == 0 || p.build(depth-1))
+	case c == 't' || c == 'f' || c == 'n':
+		err = p.literal(n)
+	case c == '-' || (c >= '0' && c <= '9'):
+		n.Kind = Number
+		err = p.number(n)
+	default:
+		err = p.fail("invalid character %s looking for beginning of value", quoteChar(c))
+	}
+	if err != nil {
+		return nil, err
+	}
+	n.End = p.i
+	return n, nil
+}
+
+func (p *parser) object(n *Node, depth int) error {
+	p.i++
+	p.space()
+	if p.i < len(p.src) && p.src[p.i] == '}' {
+		p.i++
+		return nil
+	}
+	build := p.build(depth)
+	var seen map[string]bool
+	if p.o.RejectDuplicates && build {
+		seen = map[string]bool{}
+	}
+	for {
+		p.space()
+		koff := p.i
+		if p.i >= len(p.src) || p.src[p.i] != '"' {
+			return p.fail("want an object key")
+		}
+		key, err := p.str(build)
+		if err != nil {
+			return err
+		}
+		p.space()
+		if p.i >= len(p.src) || p.src[p.i] != ':' {
+			return p.fail("want ':' after an object key")
+		}
+		p.i++
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return err
+		}
+		if seen != nil {
+			if seen[key] {
+				return &Error{Off: koff, Msg: fmt.Sprintf("duplicate key %q", key), Err: ErrDuplicateKey}
+			}
+			seen[key] = true
+		}
+		if build {
+			n.Members = append(n.Members, Member{Key: key, Off: koff, Value: v})
+		}
+		p.space()
+		if p.i < len(p.src) && p.src[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.i < len(p.src) && p.src[p.i] == '}' {
+			p.i++
+			return nil
+		}
+		return p.fail("want ',' or '}' in an object")
+	}
+}
+
+func (p *parser) array(n *Node, depth int) error {
+	p.i++
+	p.space()
+	if p.i < len(p.src) && p.src[p.i] == ']' {
+		p.i++
+		return nil
+	}
+	build := p.build(depth)
+	for {
+		e, err := p.value(depth + 1)
+		if err != nil {
+			return err
+		}
+		if build {
+			n.Elems = append(n.Elems, e)
+		}
+		p.space()
+		if p.i < len(p.src) && p.src[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.i < len(p.src) && p.src[p.i] == ']' {
+			p.i++
+			return nil
+		}
+		return p.fail("want ',' or ']' in an array")
+	}
+}
+
+func (p *parser) literal(n *Node) error {
+	for _, lit := range []string{"true", "false", "null"} {
+		if bytes.HasPrefix(p.src[p.i:], []byte(lit)) {
+			p.i += len(lit)
+			if lit == "null" {
+				n.Kind = Null
+			} else {
+				n.Kind, n.Bool = Bool, lit == "true"
+			}
+			return nil
+		}
+	}
+	return p.fail("invalid literal")
+}
+
+func (p *parser) number(n *Node) error {
+	start := p.i
+	for p.i < len(p.src) && strings.IndexByte("+-.eE0123456789", p.src[p.i]) >= 0 {
+		p.i++
+	}
+	if !json.Valid(p.src[start:p.i]) {
+		p.i = start
+		return p.fail("invalid number")
+	}
+	n.Text = string(p.src[start:p.i])
+	return nil
+}
+
+// str reads a JSON string at p.i (which holds the opening quote), returning
+// its value when keep is set.
+func (p *parser) str(keep bool) (string, error) {
+	start := p.i
+	p.i++
+	escaped := false
+	for p.i < len(p.src) {
+		c := p.src[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			raw := p.src[start:p.i]
+			if !escaped && utf8.Valid(raw) {
+				if !keep {
+					return "", nil
+				}
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				p.i = start
+				return "", p.fail("invalid string: %v", err)
+			}
+			return s, nil
+		case c == '\\':
+			escaped = true
+			p.i += 2
+		case c < 0x20:
+			return "", p.fail("invalid character %s in string literal", quoteChar(c))
+		default:
+			p.i++
+		}
+	}
+	return "", p.fail("unexpected end of JSON input")
+}
+
+// syntaxFromStdlib replaces a syntax error with encoding/json's, whose
+// wording people know, at the byte it points at (encoding/json's offset is
+// just past it; the end of the input is len(src)). Errors encoding/json
+// does not see (depth, duplicate keys) are kept.
+func syntaxFromStdlib(src []byte, err error) error {
+	if !errors.Is(err, ErrSyntax) {
+		return err
+	}
+	var v any
+	var se *json.SyntaxError
+	if uerr := json.Unmarshal(src, &v); errors.As(uerr, &se) {
+		off := se.Offset - 1
+		if se.Offset >= int64(len(src)) && strings.Contains(se.Error(), "end of JSON input") {
+			off = int64(len(src))
+		}
+		return &Error{Off: int(max(0, min(off, int64(len(src))))), Msg: se.Error(), Err: ErrSyntax}
+	}
+	return err
+}
+
+func quoteChar(c byte) string {
+	if c == '\'' {
+		return `'\''`
+	}
+	if c == '"' {
+		return `'"'`
+	}
+	s := strconv.Quote(string(rune(c)))
+	return "'" + s[1:len(s)-1] + "'"
+}
