@@ -1,8 +1,8 @@
 # assay — the two commands a newcomer needs are `make demo` and `make test`.
 GO        ?= go
 BIN       := bin
-# every plugins/<id> that has a cmd/ (plugins/builtin and plugins/internal are libraries)
-PLUGINS   := $(patsubst plugins/%/cmd/,%,$(wildcard plugins/*/cmd/))
+# every built-in plugin is a main package cmd/assay-scorer-<id>
+PLUGINS   := $(patsubst cmd/assay-scorer-%/,%,$(wildcard cmd/assay-scorer-*/))
 GOBUILD   := $(GO) build -buildvcs=auto -trimpath
 FUZZTIME  ?= 30s
 
@@ -15,8 +15,8 @@ build:
 	@mkdir -p $(BIN)/plugins
 	$(GOBUILD) -o $(BIN)/assay ./cmd/assay
 	@for p in $(PLUGINS); do \
-		echo "$(GOBUILD) -o $(BIN)/plugins/assay-scorer-$$p ./plugins/$$p/cmd"; \
-		$(GOBUILD) -o $(BIN)/plugins/assay-scorer-$$p ./plugins/$$p/cmd || exit 1; \
+		echo "$(GOBUILD) -o $(BIN)/plugins/assay-scorer-$$p ./cmd/assay-scorer-$$p"; \
+		$(GOBUILD) -o $(BIN)/plugins/assay-scorer-$$p ./cmd/assay-scorer-$$p || exit 1; \
 	done
 	$(BIN)/assay --plugin-dir $(BIN)/plugins plugins register $(addprefix $(BIN)/plugins/assay-scorer-,$(PLUGINS))
 
