@@ -216,11 +216,12 @@ func TestContentWords(t *testing.T) {
 func TestIndexOncePerSnapshot(t *testing.T) {
 	t.Parallel()
 	snap := &sdk.Snapshot{Memory: memory}
-	a, b := indexOf(snap), indexOf(snap)
+	ixs := new(indexCache)
+	a, b := ixs.indexOf(snap), ixs.indexOf(snap)
 	if a != b {
 		t.Errorf("indexOf(same snapshot) built two indexes")
 	}
-	if got := indexOf(&sdk.Snapshot{Memory: memory}); got == a {
+	if got := ixs.indexOf(&sdk.Snapshot{Memory: memory}); got == a {
 		t.Errorf("indexOf(other snapshot) reused an index")
 	}
 	entry, shared := a.best([]string{"release", "blocker", "pizza", "flaky"})
@@ -271,10 +272,11 @@ func TestShardedIndex(t *testing.T) {
 func TestIndexConcurrent(t *testing.T) {
 	t.Parallel()
 	snap := &sdk.Snapshot{Memory: memory}
+	ixs := new(indexCache)
 	got := make([]*memoryIndex, 8)
 	var wg sync.WaitGroup
 	for i := range got {
-		wg.Go(func() { got[i] = indexOf(snap) })
+		wg.Go(func() { got[i] = ixs.indexOf(snap) })
 	}
 	wg.Wait()
 	for i, ix := range got {
