@@ -6,7 +6,7 @@ PLUGINS   := $(patsubst cmd/assay-scorer-%/,%,$(wildcard cmd/assay-scorer-*/))
 GOBUILD   := $(GO) build -buildvcs=auto -trimpath
 FUZZTIME  ?= 30s
 
-.PHONY: all build plugins test fuzz bench demo proto lint clean
+.PHONY: all build plugins test fuzz fuzz-list bench demo proto proto-check lint clean
 
 all: build
 
@@ -25,11 +25,20 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
 
-## fuzz: run each fuzz target for FUZZTIME
+## fuzz: run every Fuzz* function in the tree for FUZZTIME each (the list is
+## derived by fuzz-list, never written by hand; e2e checks it finds them all)
 fuzz:
-	$(GO) test ./host/pack -run '^$$' -fuzz '^FuzzLoadPack$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./pkg/trace -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./host/kpi -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME)
+	@set -e; for t in $$($(MAKE) -s --no-print-directory fuzz-list); do \
+		pkg=$${t%:*}; fn=$${t#*:}; \
+		echo "$(GO) test $$pkg -run '^$$' -fuzz '^$$fn\$$' -fuzztime $(FUZZTIME)"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME); \
+	done
+
+## fuzz-list: every fuzz target as ./pkg/dir:FuzzName, one a line
+fuzz-list:
+	@git ls-files --cached --others --exclude-standard -- '*_test.go' | \
+		xargs grep -H '^func Fuzz[A-Za-z0-9_]*(' | \
+		sed -E 's#^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\(.*#./\1:\2#; s#^[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\(.*#.:\1#' | LC_ALL=C sort
 
 ## bench: every benchmark with its reported metrics (the end-to-end verify runs once;
 ## set ASSAY_TEST_POSTGRES_URL to include Postgres), into bin/bench.txt
