@@ -55,12 +55,28 @@ demo: build
 		--out $(BIN)/demo/out; code=$$?; \
 		echo "verify exit code: $$code (1 = a candidate failed a gate, as candidate-b does)"; [ $$code -le 1 ]
 
-## proto: regenerate pkg/scorerpb from proto/ (needs protoc, protoc-gen-go, protoc-gen-go-grpc)
+## proto: regenerate the Go protocol code from proto/ (needs protoc, protoc-gen-go,
+## protoc-gen-go-grpc; see DEVELOPERS.md). Where the code goes is PROTO_OUT.
+PROTO_SRC  := proto/assay/scorer/v1
+PROTO_OUT  := pkg/scorerpb
+PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 proto:
-	protoc -I proto/assay/scorer/v1 \
-		--go_out=pkg/scorerpb --go_opt=paths=source_relative \
-		--go-grpc_out=pkg/scorerpb --go-grpc_opt=paths=source_relative \
-		proto/assay/scorer/v1/scorer.proto
+	protoc -I $(PROTO_SRC) \
+		--go_out=$(PROTO_OUT) --go_opt=paths=source_relative \
+		--go-grpc_out=$(PROTO_OUT) --go-grpc_opt=paths=source_relative \
+		$(PROTO_SRC)/*.proto
+
+## proto-check: regenerate with the pinned generators (installed into bin/tools)
+## and fail when the committed code differs (what .ci/run runs before make test)
+proto-check:
+	@command -v protoc >/dev/null || { echo "proto-check: protoc not found (apt-get install protobuf-compiler)"; exit 1; }
+	GOBIN=$(abspath $(BIN))/tools $(GO) install $(PROTOC_GEN_GO)
+	GOBIN=$(abspath $(BIN))/tools $(GO) install $(PROTOC_GEN_GO_GRPC)
+	PATH="$(abspath $(BIN))/tools:$$PATH" $(MAKE) --no-print-directory proto
+	@git diff --exit-code -- $(PROTO_OUT) || { echo "proto-check: $(PROTO_OUT) is not what make proto generates from $(PROTO_SRC); run make proto and commit"; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- $(PROTO_OUT)); \
+		if [ -n "$$untracked" ]; then echo "proto-check: make proto made files that are not committed: $$untracked"; exit 1; fi
 
 ## lint: gofmt and go vet
 lint:
