@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Exit codes (DESIGN.md section 9).
+// Exit codes (docs/cli.md).
 const (
 	ExitOK      = 0 // everything passed
 	ExitGate    = 1 // a quality gate failed (or, for eval --fail-on, the verdict)

@@ -64,7 +64,7 @@ func tooLarge(pos diag.Pos, size int64) diag.Diagnostic {
 
 // Parse checks the pack in src (read from file, which names it in
 // diagnostics): YAML syntax, the JSON schema (opts.Schema, else the embedded
-// one), the semantic rules of DESIGN.md section 2, the KPI keys against
+// one), the load rules of docs/pack.md, the KPI keys against
 // opts.Scorers when set, and then opts.Checks when the pack decoded without
 // errors. Every problem is returned, sorted and capped at MaxDiagnostics; the
 // pack is nil when any of them is an error.

@@ -150,7 +150,7 @@ func TestScore(t *testing.T) {
 			want: gradetest.Want{Score: 0.5, Checks: []check{{KPI: "answer_keywords", Score: 0.5, Detail: "missing keywords: Company OS"}}},
 		},
 		{
-			name: "the seed's task: every check, mean",
+			name: "the example pack's task: every check, mean",
 			in: input{
 				kpis:   map[string]any{"memory_tool_called": true, "grounded_in_memory": true, "answer_keywords": []string{"Company OS", "harness"}},
 				answer: "From Company OS memory: we rebuilt the harness trace parser.", tools: []string{"memory_search"}, memory: memory,
