@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -82,4 +83,31 @@ func fuzzTargets(t *testing.T, dir string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestRepositoryExplainsItself: no tracked file cites the design documents
+// that live outside the repository; the rules are in docs/ and comments point
+// there.
+func TestRepositoryExplainsItself(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git command")
+	}
+	// Each pattern is split so that this file does not match itself.
+	patterns := []string{"DESIGN" + ".md", "shared/" + "contracts", "contracts/" + "verdict", "contracts/" + "taskeval", "seed " + "00", "seed-" + "00"}
+	args := []string{"grep", "-n", "-I", "-F"}
+	for _, p := range patterns {
+		args = append(args, "-e", p)
+	}
+	cmd := exec.Command("git", args...)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		t.Errorf("files cite documents outside the repository; point them at docs/ instead:\n%s", out)
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		// git grep found nothing
+	default:
+		t.Fatalf("git grep: %v", err)
+	}
 }
