@@ -21,7 +21,8 @@ type entry[V any] struct {
 
 // Get returns the value cached for k, building it with build the first time.
 // Concurrent callers with the same k wait for one build. A nil k is never
-// cached: build runs every time.
+// cached: build runs every time. The value must not point back to k: the
+// cache holds its values strongly, so such a k would never be collected.
 func (c *Cache[K, V]) Get(k *K, build func(*K) V) V {
 	if k == nil {
 		return build(k)
