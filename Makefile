@@ -1,12 +1,12 @@
 # assay — the two commands a newcomer needs are `make demo` and `make test`.
 GO        ?= go
 BIN       := bin
-# every plugins/<id> that has a cmd/ (plugins/builtin and plugins/internal are libraries)
-PLUGINS   := $(patsubst plugins/%/cmd/,%,$(wildcard plugins/*/cmd/))
+# every built-in plugin is a main package cmd/assay-scorer-<id>
+PLUGINS   := $(patsubst cmd/assay-scorer-%/,%,$(wildcard cmd/assay-scorer-*/))
 GOBUILD   := $(GO) build -buildvcs=auto -trimpath
 FUZZTIME  ?= 30s
 
-.PHONY: all build plugins test fuzz bench demo proto lint clean
+.PHONY: all build plugins test fuzz fuzz-list bench demo proto proto-check lint clean
 
 all: build
 
@@ -15,8 +15,8 @@ build:
 	@mkdir -p $(BIN)/plugins
 	$(GOBUILD) -o $(BIN)/assay ./cmd/assay
 	@for p in $(PLUGINS); do \
-		echo "$(GOBUILD) -o $(BIN)/plugins/assay-scorer-$$p ./plugins/$$p/cmd"; \
-		$(GOBUILD) -o $(BIN)/plugins/assay-scorer-$$p ./plugins/$$p/cmd || exit 1; \
+		echo "$(GOBUILD) -o $(BIN)/plugins/assay-scorer-$$p ./cmd/assay-scorer-$$p"; \
+		$(GOBUILD) -o $(BIN)/plugins/assay-scorer-$$p ./cmd/assay-scorer-$$p || exit 1; \
 	done
 	$(BIN)/assay --plugin-dir $(BIN)/plugins plugins register $(addprefix $(BIN)/plugins/assay-scorer-,$(PLUGINS))
 
@@ -25,11 +25,20 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
 
-## fuzz: run each fuzz target for FUZZTIME
+## fuzz: run every Fuzz* function in the tree for FUZZTIME each (the list is
+## derived by fuzz-list, never written by hand; e2e checks it finds them all)
 fuzz:
-	$(GO) test ./host/pack -run '^$$' -fuzz '^FuzzLoadPack$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./pkg/trace -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./host/kpi -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME)
+	@set -e; for t in $$($(MAKE) -s --no-print-directory fuzz-list); do \
+		pkg=$${t%:*}; fn=$${t#*:}; \
+		echo "$(GO) test $$pkg -run '^$$' -fuzz '^$$fn\$$' -fuzztime $(FUZZTIME)"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME); \
+	done
+
+## fuzz-list: every fuzz target as ./pkg/dir:FuzzName, one a line
+fuzz-list:
+	@git ls-files --cached --others --exclude-standard -- '*_test.go' | \
+		xargs grep -H '^func Fuzz[A-Za-z0-9_]*(' | \
+		sed -E 's#^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\(.*#./\1:\2#; s#^[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\(.*#.:\1#' | LC_ALL=C sort
 
 ## bench: every benchmark with its reported metrics (the end-to-end verify runs once;
 ## set ASSAY_TEST_POSTGRES_URL to include Postgres), into bin/bench.txt
@@ -46,12 +55,28 @@ demo: build
 		--out $(BIN)/demo/out; code=$$?; \
 		echo "verify exit code: $$code (1 = a candidate failed a gate, as candidate-b does)"; [ $$code -le 1 ]
 
-## proto: regenerate pkg/scorerpb from proto/ (needs protoc, protoc-gen-go, protoc-gen-go-grpc)
+## proto: regenerate the Go protocol code from proto/ (needs protoc, protoc-gen-go,
+## protoc-gen-go-grpc; see DEVELOPERS.md). Where the code goes is PROTO_OUT.
+PROTO_SRC  := proto/assay/scorer/v1
+PROTO_OUT  := pkg/scorerpb
+PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 proto:
-	protoc -I proto/assay/scorer/v1 \
-		--go_out=pkg/scorerpb --go_opt=paths=source_relative \
-		--go-grpc_out=pkg/scorerpb --go-grpc_opt=paths=source_relative \
-		proto/assay/scorer/v1/scorer.proto
+	protoc -I $(PROTO_SRC) \
+		--go_out=$(PROTO_OUT) --go_opt=paths=source_relative \
+		--go-grpc_out=$(PROTO_OUT) --go-grpc_opt=paths=source_relative \
+		$(PROTO_SRC)/*.proto
+
+## proto-check: regenerate with the pinned generators (installed into bin/tools)
+## and fail when the committed code differs (what .ci/run runs before make test)
+proto-check:
+	@command -v protoc >/dev/null || { echo "proto-check: protoc not found (apt-get install protobuf-compiler)"; exit 1; }
+	GOBIN=$(abspath $(BIN))/tools $(GO) install $(PROTOC_GEN_GO)
+	GOBIN=$(abspath $(BIN))/tools $(GO) install $(PROTOC_GEN_GO_GRPC)
+	PATH="$(abspath $(BIN))/tools:$$PATH" $(MAKE) --no-print-directory proto
+	@git diff --exit-code -- $(PROTO_OUT) || { echo "proto-check: $(PROTO_OUT) is not what make proto generates from $(PROTO_SRC); run make proto and commit"; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- $(PROTO_OUT)); \
+		if [ -n "$$untracked" ]; then echo "proto-check: make proto made files that are not committed: $$untracked"; exit 1; fi
 
 ## lint: gofmt and go vet
 lint:

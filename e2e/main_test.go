@@ -43,17 +43,16 @@ func setup(m *testing.M) (int, error) {
 	if err := goBuild(assay, "./cmd/assay"); err != nil {
 		return 0, err
 	}
-	entries, err := os.ReadDir(filepath.Join(root, "plugins"))
+	// every built-in plugin is a main package cmd/assay-scorer-<id>
+	mains, err := filepath.Glob(filepath.Join(root, "cmd", "assay-scorer-*"))
 	if err != nil {
 		return 0, err
 	}
 	var plugins []string
-	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(root, "plugins", e.Name(), "cmd")); err != nil {
-			continue
-		}
-		out := filepath.Join(pluginDir, "assay-scorer-"+e.Name())
-		if err := goBuild(out, "./plugins/"+e.Name()+"/cmd"); err != nil {
+	for _, m := range mains {
+		name := filepath.Base(m)
+		out := filepath.Join(pluginDir, name)
+		if err := goBuild(out, "./cmd/"+name); err != nil {
 			return 0, err
 		}
 		plugins = append(plugins, out)

@@ -39,7 +39,7 @@ func TestBundled(t *testing.T) {
 }
 
 // TestReferencePacksCoverContract checks that every bundled pack other than
-// the seed's example uses all six built-in scorers, slice tags, safety, CEL
+// the original example uses all six built-in scorers, slice tags, safety, CEL
 // and every scoring field, so the packs stay a complete reference.
 func TestReferencePacksCoverContract(t *testing.T) {
 	scorers := []string{"answer_keywords", "composite", "memory_grounding", "stigmergic", "task_state", "tool_sequence"}

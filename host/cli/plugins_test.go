@@ -25,7 +25,7 @@ func TestPluginsCommands(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "plugins")
 	bin := filepath.Join(dir, pluginhost.BinaryPrefix+"answer_keywords")
-	cmd := exec.Command("go", "build", "-o", bin, "./plugins/answer_keywords/cmd")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/assay-scorer-answer_keywords")
 	cmd.Dir = filepath.Join("..", "..")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -52,7 +52,7 @@ func BenchmarkDoctor(b *testing.B) {
 	pluginDir := filepath.Join(dir, "plugins")
 	var bins []string
 	for _, id := range invBuiltins {
-		bins = append(bins, invBuild(b, pluginDir, "./plugins/"+id+"/cmd", id))
+		bins = append(bins, invBuild(b, pluginDir, "./cmd/assay-scorer-"+id, id))
 	}
 	m, err := pluginhost.LoadManifest(pluginDir)
 	if err != nil {

@@ -142,7 +142,7 @@ func (c *Checker) Set() *Set {
 // CheckPack compiles every task's CEL checks and message_exprs, reporting
 // every problem at the YAML position of the offending token.
 func (c *Checker) CheckPack(p *pack.Pack) diag.List {
-	set := &Set{limits: c.limits, checks: map[string][]*check{}}
+	set := &Set{limits: c.limits, checks: map[string][]*check{}, fits: new(fitCache)}
 	var all diag.List
 	// Packs repeat checks across tasks; an expression that compiled cleanly
 	// is compiled once (same text, same environment, same program).

@@ -1,5 +1,5 @@
 // Package kpi compiles and evaluates the CEL KPI checks of an eval pack
-// (DESIGN.md section 6).
+// (docs/cel.md).
 //
 // One base CEL environment is built per process: the variables turn, task,
 // state, before and scorer with declared (native Go struct) types, the

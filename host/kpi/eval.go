@@ -70,6 +70,7 @@ type check struct {
 type Set struct {
 	limits Limits
 	checks map[string][]*check
+	fits   *fitCache // which snapshots fit the estimate's sizes
 }
 
 // Len is the number of compiled checks of the task with the given label.
@@ -90,7 +91,7 @@ func (s *Set) Evaluate(ctx context.Context, task *pack.Task, in Input) []Result 
 		return nil
 	}
 	checks := s.checks[task.Label]
-	act, err := NewActivation(task, in)
+	act, err := newActivation(task, in, s.fits)
 	results := make([]Result, 0, len(checks))
 	var spent uint64
 	for _, ch := range checks {
@@ -251,6 +252,12 @@ func (a *Activation) Parent() interpreter.Activation { return nil }
 // NewActivation converts a turn and its task into CEL variables. task may be
 // nil (task is then empty).
 func NewActivation(task *pack.Task, in Input) (*Activation, error) {
+	return newActivation(task, in, nil)
+}
+
+// newActivation is NewActivation with the snapshot sizes cached in fits
+// (nil: not cached).
+func newActivation(task *pack.Task, in Input, fits *fitCache) (*Activation, error) {
 	env, err := Env()
 	if err != nil {
 		return nil, err
@@ -300,6 +307,6 @@ func NewActivation(task *pack.Task, in Input) (*Activation, error) {
 		state:  adapter.NativeToValue(state),
 		before: adapter.NativeToValue(before),
 		scorer: adapter.NativeToValue(sc),
-		fits:   fitsEstimate(t, k, sc, state, before),
+		fits:   fitsEstimate(t, k, sc, state, before, fits),
 	}, nil
 }

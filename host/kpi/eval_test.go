@@ -349,7 +349,7 @@ func TestFits(t *testing.T) {
 			k := &Task{Label: "t", KPIs: map[string]any{"a": []any{"b"}}}
 			s := testState()
 			tt.edit(tu, k, s)
-			if got := fitsEstimate(tu, k, &Scorer{}, s, &companyos.Snapshot{}); got != tt.want {
+			if got := fitsEstimate(tu, k, &Scorer{}, s, &companyos.Snapshot{}, nil); got != tt.want {
 				t.Errorf("fitsEstimate(%s) = %v, want %v", tt.name, got, tt.want)
 			}
 		})

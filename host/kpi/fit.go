@@ -1,6 +1,9 @@
 package kpi
 
-import "github.com/assay-eval/assay/pkg/companyos"
+import (
+	"github.com/assay-eval/assay/pkg/companyos"
+	"github.com/assay-eval/assay/pkg/memo"
+)
 
 // A turn fits when every input is within the sizes the load-time estimate
 // assumed (the sizes table and its defaults). Then an expression's estimate
@@ -106,16 +109,18 @@ func scorerFits(s *Scorer) bool {
 	return true
 }
 
-// snapshotFitsKey caches snapshotFits on a snapshot (see Snapshot.Index):
-// a snapshot shared by a batch's turns is walked once.
-type snapshotFitsKey struct{}
+// fitCache holds snapshotFits per snapshot, so that a snapshot shared by a
+// batch's turns is walked once; a Set keeps one.
+type fitCache = memo.Cache[companyos.Snapshot, bool]
 
 // snapshotFits reports whether s fits both as state and as before (their
-// bounds are the same).
-func snapshotFits(s *companyos.Snapshot) bool {
-	return s.Index(snapshotFitsKey{}, func(s *companyos.Snapshot) any {
-		return walkSnapshot(s, "state")
-	}).(bool)
+// bounds are the same). A nil cache walks s every time.
+func snapshotFits(s *companyos.Snapshot, cache *fitCache) bool {
+	walk := func(s *companyos.Snapshot) bool { return walkSnapshot(s, "state") }
+	if cache == nil || (len(s.Tasks) == 0 && len(s.Memory) == 0) {
+		return walk(s)
+	}
+	return cache.Get(s, walk)
 }
 
 func walkSnapshot(s *companyos.Snapshot, v string) bool {
@@ -150,6 +155,6 @@ func walkSnapshot(s *companyos.Snapshot, v string) bool {
 
 // fitsEstimate reports whether every input of a turn is within the sizes
 // the cost estimate assumed.
-func fitsEstimate(t *Turn, k *Task, sc *Scorer, state, before *companyos.Snapshot) bool {
-	return turnFits(t) && taskFits(k) && scorerFits(sc) && snapshotFits(state) && snapshotFits(before)
+func fitsEstimate(t *Turn, k *Task, sc *Scorer, state, before *companyos.Snapshot, cache *fitCache) bool {
+	return turnFits(t) && taskFits(k) && scorerFits(sc) && snapshotFits(state, cache) && snapshotFits(before, cache)
 }

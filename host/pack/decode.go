@@ -12,7 +12,7 @@ import (
 	"github.com/assay-eval/assay/pkg/scorer"
 )
 
-// The keys each block of a pack may have (DESIGN.md section 2).
+// The keys each block of a pack may have (docs/pack.md).
 var (
 	packKeys      = []string{"schema_version", "company", "personas", "tool_catalog", "tasks", "scoring"}
 	companyKeys   = []string{"id", "name", "api_base"}

@@ -1,6 +1,6 @@
 // Package pack loads company eval packs: YAML walked as yaml.Node so every
 // value keeps its line:col, validated against the pack JSON schema, then
-// checked against the semantic rules of DESIGN.md section 2. Every problem is
+// checked against the load rules of docs/pack.md. Every problem is
 // returned at once as a diag.List, sorted and capped, with stable codes
 // (Code* constants).
 //

@@ -65,7 +65,7 @@ func tooLarge(pos diag.Pos, size int64) diag.Diagnostic {
 
 // Parse checks the pack in src (read from file, which names it in
 // diagnostics): YAML syntax, the JSON schema (opts.Schema, else the embedded
-// one), the semantic rules, the KPI keys against opts.Scorers when set, and
+// one), the load rules of docs/pack.md, the KPI keys against opts.Scorers when set, and
 // opts.Checks on whatever decoded, even when other parts of the pack have
 // errors. Every problem is returned, sorted and capped at MaxDiagnostics; the
 // pack is nil when any of them is an error. Only a YAML syntax error (or an

@@ -79,7 +79,7 @@ type seedTask struct {
 	} `yaml:"safety"`
 }
 
-// TestExampleRoundTrip loads the seed 002 example pack and compares its task
+// TestExampleRoundTrip loads the bundled example pack (packs/example.yaml) and compares its task
 // list with an independent decode of the same file.
 func TestExampleRoundTrip(t *testing.T) {
 	const file = "../../packs/example.yaml"

@@ -12,7 +12,7 @@ import (
 	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/pkg/trace"
-	toolsequence "github.com/assay-eval/assay/plugins/tool_sequence"
+	"github.com/assay-eval/assay/plugins/toolsequence"
 )
 
 // BenchmarkColdStart measures a plugin's launch (sha256 check, exec,
@@ -114,7 +114,7 @@ func scoreAll(b *testing.B, h *pluginhost.Host, cases []*scorer.Case, batchSize,
 // both throughputs and their ratio.
 func BenchmarkScore1000(b *testing.B) {
 	if !toolSequence {
-		b.Skip("plugins/tool_sequence did not build")
+		b.Skip("plugins/toolsequence did not build")
 	}
 	const batchSize, workers = 64, 4
 	cases := benchCases(1000)
@@ -174,7 +174,7 @@ func benchTraces(n int) [][]byte {
 // batch, out-of-process and in-process.
 func BenchmarkScore1000FromTraces(b *testing.B) {
 	if !toolSequence {
-		b.Skip("plugins/tool_sequence did not build")
+		b.Skip("plugins/toolsequence did not build")
 	}
 	const batchSize, workers = 64, 4
 	traces := benchTraces(1000)

@@ -446,7 +446,7 @@ func TestServeRefusesWithoutHost(t *testing.T) {
 func TestConformanceOfBinaries(t *testing.T) {
 	t.Parallel()
 	if !toolSequence {
-		t.Skip("plugins/tool_sequence did not build")
+		t.Skip("plugins/toolsequence did not build")
 	}
 	sdktest.RunBinary(t, bin("tool_sequence"))
 

@@ -24,7 +24,7 @@ var testPlugins = []string{"test_panic", "test_exit", "test_sleep", "test_stdout
 var (
 	binDir       string               // the built plugins: assay-scorer-<id>
 	base         *pluginhost.Manifest // every registrable test plugin (and tool_sequence when it builds), registered once
-	toolSequence bool                 // whether plugins/tool_sequence built
+	toolSequence bool                 // whether plugins/toolsequence built
 )
 
 func TestMain(m *testing.M) {
@@ -73,9 +73,9 @@ func buildPlugins(dir string) error {
 			return err
 		}
 	}
-	out, err := exec.Command("go", "build", "-o", bin("tool_sequence"), "../../plugins/tool_sequence/cmd").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin("tool_sequence"), "../../cmd/assay-scorer-tool_sequence").CombinedOutput()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "plugins/tool_sequence does not build; its tests and benchmarks skip: %v\n%s", err, out)
+		fmt.Fprintf(os.Stderr, "plugins/toolsequence does not build; its tests and benchmarks skip: %v\n%s", err, out)
 	}
 	toolSequence = err == nil
 	return nil

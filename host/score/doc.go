@@ -1,4 +1,4 @@
-// Package score is assay's scoring math (DESIGN.md section 7): the KPI score
+// Package score is assay's scoring math (docs/scoring.md): the KPI score
 // and turn score of one turn, the failure tags the host derives from a turn,
 // a candidate's summary with its slices and promotion gates, and the Pareto
 // frontier of candidates. Everything here is a pure function of its inputs.

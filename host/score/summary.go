@@ -91,7 +91,7 @@ type GateFailure struct {
 	Threshold float64 `json:"threshold"`
 }
 
-// Summarize aggregates a candidate's turns (DESIGN.md section 7):
+// Summarize aggregates a candidate's turns (docs/scoring.md):
 //   - n counts the turns that ran (scored and unscored); missing tasks are
 //     counted in Missing only;
 //   - mean_score is the task-weighted mean of turn_score over scored turns

@@ -6,7 +6,8 @@ import (
 	"github.com/assay-eval/assay/pkg/trace"
 )
 
-// Failure tags (seed 002's taxonomy plus scorer_error).
+// Failure tags (docs/scoring.md): the taxonomy of the built-in scorers'
+// checks, the tags the host derives from a turn, and scorer_error.
 const (
 	TagToolMissing       = "tool_missing"
 	TagToolWrongArgs     = "tool_wrong_args"

@@ -1,15 +1,9 @@
 package score
 
-import (
-	"math"
+import "math"
 
-	"github.com/assay-eval/assay/pkg/trace"
-)
-
-// ProcessScore is the harness's process score of a parsed turn
-// (DESIGN.md section 4); it is trace.ProcessScore, here so that every
-// scoring rule can be found in this package.
-func ProcessScore(t *trace.Turn) float64 { return trace.ProcessScore(t) }
+// The process score is computed where the trace is read:
+// trace.ProcessScore (docs/scoring.md).
 
 // Weighted is one score with its weight in a weighted mean.
 type Weighted struct {

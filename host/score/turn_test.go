@@ -3,27 +3,7 @@ package score
 import (
 	"math"
 	"testing"
-
-	"github.com/assay-eval/assay/pkg/trace"
 )
-
-func TestProcessScore(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		turn trace.Turn
-		want float64
-	}{
-		{trace.Turn{}, 0.25},
-		{trace.Turn{Finalized: true, ToolEvents: 2, TextLen: 60}, 1},
-		{trace.Turn{Error: true}, 0.1},
-		{trace.Turn{Finalized: true, ToolEvents: 9, TextLen: 80}, 0.9},
-	}
-	for _, tt := range tests {
-		if got := ProcessScore(&tt.turn); got != tt.want {
-			t.Errorf("ProcessScore(%+v) = %v, want %v", tt.turn, got, tt.want)
-		}
-	}
-}
 
 func TestKPIScore(t *testing.T) {
 	t.Parallel()

@@ -1,4 +1,4 @@
-// Package state reads Company OS state snapshots (DESIGN.md section 4): from
+// Package state reads Company OS state snapshots (docs/trace.md): from
 // files a person wrote or a harness recorded, with a positioned diagnostic
 // (file:line:col) for anything malformed, and captured from a live Company OS
 // API over HTTP with a timeout and bounded retries.

@@ -125,7 +125,7 @@ type Input struct {
 	Artifact *Artifact
 }
 
-// Evaluation is the output contract of seed 003.
+// Evaluation is the output of the verdict rules (docs/verdict.md).
 type Evaluation struct {
 	TaskID          string             `json:"taskId"`
 	Success         bool               `json:"success"`

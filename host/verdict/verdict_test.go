@@ -12,7 +12,7 @@ import (
 func f(v float64) *float64 { return &v }
 func n(v int) *int         { return &v }
 
-// TestReferenceVectors is every reference vector of contracts/verdict.md.
+// TestReferenceVectors is every reference vector of docs/verdict.md.
 func TestReferenceVectors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

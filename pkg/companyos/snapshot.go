@@ -1,16 +1,10 @@
 package companyos
 
-import "sync"
-
 // Snapshot is the Company OS state at one moment.
 type Snapshot struct {
 	Tasks      []Task        `json:"tasks"`
 	Memory     []MemoryEntry `json:"memory"`
 	CapturedAt string        `json:"captured_at,omitempty"`
-
-	// index caches derived look-up structures (see Index) so that a snapshot
-	// shared by every case of a batch is indexed once, not once per case.
-	index sync.Map
 }
 
 // Task is one Company OS task.
@@ -45,15 +39,4 @@ type MemoryEntry struct {
 	SummaryL1 string   `json:"summary_l1"`
 	Kind      string   `json:"kind"`
 	CreatedAt string   `json:"created_at"`
-}
-
-// Index returns the value cached under key, building it with build the first
-// time. Scorers use it to index a snapshot once per batch: every case of a
-// batch that shares a snapshot shares the same *Snapshot.
-func (s *Snapshot) Index(key any, build func(*Snapshot) any) any {
-	if v, ok := s.index.Load(key); ok {
-		return v
-	}
-	v, _ := s.index.LoadOrStore(key, build(s))
-	return v
 }

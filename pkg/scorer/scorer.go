@@ -116,7 +116,7 @@ type Upstream struct {
 
 // Case is one turn to score. Parts the scorer did not declare in Needs are
 // left empty by the host. Cases of one batch that share a snapshot share the
-// same *companyos.Snapshot, so a scorer may index it once (Snapshot.Index).
+// same *companyos.Snapshot, so a scorer may index it once (sdk.SnapshotCache).
 type Case struct {
 	ID          string              `json:"id"` // unique within a batch
 	Task        Task                `json:"task"`

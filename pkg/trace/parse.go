@@ -33,7 +33,7 @@ const (
 	CodeTruncated     = "diag.truncated"       // more warnings than MaxDiagnostics
 )
 
-// Event types of DESIGN.md section 4.
+// Event types (docs/trace.md).
 const (
 	TypeError           = "error"
 	TypePhase           = "phase"
@@ -130,7 +130,7 @@ func ParseFile(path string) (*Turn, diag.List, error) {
 }
 
 // Parse reads an NDJSON trace line by line and derives the turn it
-// describes (DESIGN.md section 4). file names the trace in diagnostics.
+// describes (docs/trace.md). file names the trace in diagnostics.
 //
 // Parse never fails on content: a line that is not a JSON object becomes a
 // "raw" event and a warning, a line longer than MaxLineBytes is skipped with

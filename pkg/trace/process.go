@@ -3,7 +3,7 @@ package trace
 import "math"
 
 // ProcessScore is the harness's own score of a turn's process, reproduced
-// exactly (DESIGN.md section 4):
+// exactly (docs/scoring.md):
 //
 //	0.5·finalized + 0.15·(no error) + 0.1·(tool_events <= 8) +
 //	0.1·(tool_events > 0) + 0.15·(text_len >= 50)

@@ -18,7 +18,7 @@ type ToolCall struct {
 	Args map[string]any `json:"args"` // payload.tool_input or payload.args; empty map when absent
 }
 
-// Turn is what a trace says about one task turn (DESIGN.md section 4).
+// Turn is what a trace says about one task turn (docs/trace.md).
 type Turn struct {
 	Events        []Event    `json:"events"`
 	ToolCalls     []ToolCall `json:"tool_calls"`

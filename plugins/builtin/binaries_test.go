@@ -24,7 +24,7 @@ func TestBinaries(t *testing.T) {
 		t.Run(id, func(t *testing.T) {
 			t.Parallel()
 			bin := filepath.Join(dir, "assay-scorer-"+id)
-			out, err := exec.Command("go", "build", "-o", bin, "github.com/assay-eval/assay/plugins/"+id+"/cmd").CombinedOutput()
+			out, err := exec.Command("go", "build", "-o", bin, "github.com/assay-eval/assay/cmd/assay-scorer-"+id).CombinedOutput()
 			if err != nil {
 				t.Fatalf("go build %s: %v\n%s", id, err, out)
 			}

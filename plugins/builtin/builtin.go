@@ -1,12 +1,12 @@
 package builtin
 
 import (
-	answerkeywords "github.com/assay-eval/assay/plugins/answer_keywords"
+	"github.com/assay-eval/assay/plugins/answerkeywords"
 	"github.com/assay-eval/assay/plugins/composite"
-	memorygrounding "github.com/assay-eval/assay/plugins/memory_grounding"
+	"github.com/assay-eval/assay/plugins/memorygrounding"
 	"github.com/assay-eval/assay/plugins/stigmergic"
-	taskstate "github.com/assay-eval/assay/plugins/task_state"
-	toolsequence "github.com/assay-eval/assay/plugins/tool_sequence"
+	"github.com/assay-eval/assay/plugins/taskstate"
+	"github.com/assay-eval/assay/plugins/toolsequence"
 	"github.com/assay-eval/assay/sdk"
 )
 

@@ -34,16 +34,19 @@ func description() sdk.Description {
 }
 
 // New returns the stigmergic scorer.
-func New() sdk.Scorer { return grade.NewScorer(description, checkCase) }
+func New() sdk.Scorer {
+	notes := new(noteCounts)
+	return grade.NewScorer(description, func(s *grade.Sheet, c *sdk.Case) { checkCase(s, c, notes) })
+}
 
 // checkCase records the checks of case c on s.
-func checkCase(s *grade.Sheet, c *sdk.Case) {
+func checkCase(s *grade.Sheet, c *sdk.Case, counts *noteCounts) {
 	want, checkWritten := s.Bool(KeyNoteWritten)
 	kws, checkKeywords := s.StringList(KeyNoteKeywords)
 	if !checkWritten && !checkKeywords {
 		return
 	}
-	notes, tasks := newNotes(s, c)
+	notes, tasks := newNotes(s, c, counts)
 	if checkWritten {
 		var tools []string
 		for _, call := range c.Turn.ToolCalls {
@@ -93,7 +96,7 @@ func written(s *grade.Sheet, want bool, notes []sdk.Note, tasks, tools []string)
 
 // newNotes returns the context notes added during the turn, in state_after
 // order, and the ids of the tasks they were added to.
-func newNotes(s *grade.Sheet, c *sdk.Case) ([]sdk.Note, []string) {
+func newNotes(s *grade.Sheet, c *sdk.Case, counts *noteCounts) ([]sdk.Note, []string) {
 	after := c.StateAfter
 	if after == nil {
 		s.Diag("no state_after snapshot: cannot look for context notes added during the turn")
@@ -109,7 +112,7 @@ func newNotes(s *grade.Sheet, c *sdk.Case) ([]sdk.Note, []string) {
 	}
 	switch {
 	case c.StateBefore != nil:
-		before := notesOf(c.StateBefore)
+		before := counts.of(c.StateBefore)
 		for i := range after.Tasks {
 			t := &after.Tasks[i]
 			old := before[t.ID]
@@ -149,13 +152,16 @@ func newNotes(s *grade.Sheet, c *sdk.Case) ([]sdk.Note, []string) {
 	return notes, tasks
 }
 
-// notesKey is the Snapshot.Index key of a snapshot's notes by task.
-type notesKey struct{}
+// noteCounts caches each snapshot's notes by task, for the scorer's lifetime
+// of that snapshot.
+type noteCounts struct {
+	cache sdk.SnapshotCache[map[string]map[sdk.Note]int]
+}
 
-// notesOf counts the context notes of each task of snap, by task id; it is
+// of counts the context notes of each task of snap, by task id; it is
 // built once per snapshot and shared by the batch.
-func notesOf(snap *sdk.Snapshot) map[string]map[sdk.Note]int {
-	return snap.Index(notesKey{}, func(snap *sdk.Snapshot) any {
+func (n *noteCounts) of(snap *sdk.Snapshot) map[string]map[sdk.Note]int {
+	return n.cache.Get(snap, func(snap *sdk.Snapshot) map[string]map[sdk.Note]int {
 		m := make(map[string]map[sdk.Note]int, len(snap.Tasks))
 		for _, t := range snap.Tasks {
 			if len(t.ContextNotes) == 0 {
@@ -171,5 +177,5 @@ func notesOf(snap *sdk.Snapshot) map[string]map[sdk.Note]int {
 			}
 		}
 		return m
-	}).(map[string]map[sdk.Note]int)
+	})
 }

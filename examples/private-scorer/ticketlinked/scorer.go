@@ -42,18 +42,22 @@ func description() sdk.Description {
 	}
 }
 
-type scorer struct{}
+// scorer keeps each snapshot's task ID set: a batch shares its snapshots, so
+// the set is built once per batch, not once per case.
+type scorer struct {
+	ids *sdk.SnapshotCache[map[string]string]
+}
 
 var _ sdk.Scorer = scorer{}
 
 // New returns the ticket_linked scorer.
-func New() sdk.Scorer { return scorer{} }
+func New() sdk.Scorer { return scorer{ids: new(sdk.SnapshotCache[map[string]string])} }
 
 // Describe implements sdk.Scorer.
 func (scorer) Describe() sdk.Description { return description() }
 
 // Score implements sdk.Scorer.
-func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
+func (s scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -63,7 +67,7 @@ func (scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 		res.Diagnostics = append(res.Diagnostics, "no state_after snapshot: cannot tell which tasks exist")
 		ids = map[string]string{}
 	} else {
-		ids = taskIDs(c.StateAfter)
+		ids = s.ids.Get(c.StateAfter, taskIDs)
 	}
 	cited := citedIDs(c.Turn.Answer, ids)
 
@@ -166,20 +170,15 @@ func problems(prefix string, invented, wrongPrefix []string) string {
 	return strings.Join(out, "; ")
 }
 
-// idsKey is the Snapshot.Index key of the task ID set: a batch shares its
-// snapshots, so the set is built once per batch, not once per case.
-type idsKey struct{}
-
+// taskIDs maps each task ID of s, lowercased, to the ID as stored.
 func taskIDs(s *sdk.Snapshot) map[string]string {
-	return s.Index(idsKey{}, func(s *sdk.Snapshot) any {
-		m := make(map[string]string, len(s.Tasks))
-		for _, t := range s.Tasks {
-			if t.ID != "" {
-				m[strings.ToLower(t.ID)] = t.ID
-			}
+	m := make(map[string]string, len(s.Tasks))
+	for _, t := range s.Tasks {
+		if t.ID != "" {
+			m[strings.ToLower(t.ID)] = t.ID
 		}
-		return m
-	}).(map[string]string)
+	}
+	return m
 }
 
 // citedIDs returns the existing task IDs the answer mentions as whole

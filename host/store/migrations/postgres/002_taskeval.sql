@@ -1,4 +1,4 @@
--- Task evaluations (seed 000), Postgres dialect. sqlite/002_taskeval.sql is
+-- Task evaluations (docs/task-eval.md), Postgres dialect. sqlite/002_taskeval.sql is
 -- the same schema. Owned by host/taskeval; JSON columns hold TEXT, as on SQLite.
 
 -- One evaluation run. Status moves pending -> running -> completed / failed /

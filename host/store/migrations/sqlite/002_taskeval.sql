@@ -1,4 +1,4 @@
--- Task evaluations (seed 000), SQLite dialect. postgres/002_taskeval.sql is
+-- Task evaluations (docs/task-eval.md), SQLite dialect. postgres/002_taskeval.sql is
 -- the same schema. Owned by host/taskeval; JSON columns hold TEXT.
 
 -- One evaluation run. Status moves pending -> running -> completed / failed /

@@ -3,7 +3,7 @@
 package main
 
 import (
-	toolsequence "github.com/assay-eval/assay/plugins/tool_sequence"
+	"github.com/assay-eval/assay/plugins/toolsequence"
 	"github.com/assay-eval/assay/sdk"
 )
 

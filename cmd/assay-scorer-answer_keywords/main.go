@@ -3,7 +3,7 @@
 package main
 
 import (
-	answerkeywords "github.com/assay-eval/assay/plugins/answer_keywords"
+	"github.com/assay-eval/assay/plugins/answerkeywords"
 	"github.com/assay-eval/assay/sdk"
 )
 

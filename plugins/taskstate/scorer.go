@@ -44,7 +44,12 @@ func description() sdk.Description {
 }
 
 // New returns the task_state scorer.
-func New() sdk.Scorer { return grade.NewScorer(description, checkCase) }
+func New() sdk.Scorer { return newScorer(new(indexes)) }
+
+// newScorer is the scorer with its snapshot indexes in ix.
+func newScorer(ix *indexes) sdk.Scorer {
+	return grade.NewScorer(description, func(s *grade.Sheet, c *sdk.Case) { checkCase(s, c, ix) })
+}
 
 // want is what the task asks of the target task; a nil field is not checked.
 type want struct {
@@ -65,9 +70,9 @@ type pending struct {
 }
 
 // checkCase records the checks of case c on s.
-func checkCase(s *grade.Sheet, c *sdk.Case) {
+func checkCase(s *grade.Sheet, c *sdk.Case, ix *indexes) {
 	w := read(s)
-	found := findTargets(s, c)
+	found := findTargets(s, c, ix)
 
 	if w.created != nil {
 		createdCheck(s, *w.created, found)

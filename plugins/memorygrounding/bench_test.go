@@ -58,7 +58,8 @@ func BenchmarkMemoryGrounding10k(b *testing.B) {
 			},
 		}
 	}
-	s := New()
+	ixs := new(indexCache)
+	s := newScorer(ixs)
 	ctx := context.Background()
 	var indexMS float64
 	b.ResetTimer()
@@ -70,7 +71,7 @@ func BenchmarkMemoryGrounding10k(b *testing.B) {
 		}
 		b.StartTimer()
 		t0 := time.Now()
-		indexOf(snap)
+		ixs.indexOf(snap)
 		indexMS += float64(time.Since(t0).Microseconds()) / 1000
 		for _, c := range cases {
 			r, err := s.Score(ctx, c)

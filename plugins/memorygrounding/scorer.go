@@ -46,10 +46,15 @@ func description() sdk.Description {
 }
 
 // New returns the memory_grounding scorer.
-func New() sdk.Scorer { return grade.NewScorer(description, checkCase) }
+func New() sdk.Scorer { return newScorer(new(indexCache)) }
+
+// newScorer is the scorer with its memory indexes in ix.
+func newScorer(ix *indexCache) sdk.Scorer {
+	return grade.NewScorer(description, func(s *grade.Sheet, c *sdk.Case) { checkCase(s, c, ix) })
+}
 
 // checkCase records the checks of case c on s.
-func checkCase(s *grade.Sheet, c *sdk.Case) {
+func checkCase(s *grade.Sheet, c *sdk.Case, ix *indexCache) {
 	extra, hasExtra := s.StringList(KeyMemoryTools)
 	if want, ok := s.Bool(KeyMemoryToolCalled); ok {
 		toolCheck(s, c.Turn.ToolCalls, extra, want)
@@ -69,7 +74,7 @@ func checkCase(s *grade.Sheet, c *sdk.Case) {
 		}
 	}
 	if want, ok := s.Bool(KeyGroundedInMemory); ok {
-		groundCheck(s, c.StateAfter, c.Turn.Answer, minOverlap, want)
+		groundCheck(s, ix, c.StateAfter, c.Turn.Answer, minOverlap, want)
 	}
 
 	if kws, ok := s.StringList(KeyAnswerKeywords); ok {
@@ -114,7 +119,7 @@ func isMemoryTool(name string, extra []string) bool {
 }
 
 // groundCheck records grounded_in_memory.
-func groundCheck(s *grade.Sheet, after *sdk.Snapshot, answer string, minOverlap int, want bool) {
+func groundCheck(s *grade.Sheet, ix *indexCache, after *sdk.Snapshot, answer string, minOverlap int, want bool) {
 	if after == nil {
 		s.Diag("no state_after snapshot: cannot check the answer against memory")
 		s.Fail(KeyGroundedInMemory, "no state_after snapshot to find memory entries in")
@@ -125,7 +130,7 @@ func groundCheck(s *grade.Sheet, after *sdk.Snapshot, answer string, minOverlap 
 		return
 	}
 	words := distinctWords(answer)
-	entry, shared := indexOf(after).best(words)
+	entry, shared := ix.indexOf(after).best(words)
 	var where string
 	var evidence []string
 	if entry >= 0 {

@@ -8,7 +8,7 @@
 //
 // A content word is a run of letters and digits, lowercased, of four or more
 // runes, that is not an English stop-word. The memory of a snapshot is indexed
-// once (an inverted index word -> entries, cached with Snapshot.Index) and
+// once (an inverted index word -> entries, kept per snapshot by the scorer) and
 // shared by every case of the batch that carries the same snapshot.
 //
 // Failed memory_tool_called and grounded_in_memory checks carry

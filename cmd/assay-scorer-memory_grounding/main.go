@@ -3,7 +3,7 @@
 package main
 
 import (
-	memorygrounding "github.com/assay-eval/assay/plugins/memory_grounding"
+	"github.com/assay-eval/assay/plugins/memorygrounding"
 	"github.com/assay-eval/assay/sdk"
 )
 

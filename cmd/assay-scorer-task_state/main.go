@@ -3,7 +3,7 @@
 package main
 
 import (
-	taskstate "github.com/assay-eval/assay/plugins/task_state"
+	"github.com/assay-eval/assay/plugins/taskstate"
 	"github.com/assay-eval/assay/sdk"
 )
 

@@ -31,7 +31,8 @@ func BenchmarkTaskState5k(b *testing.B) {
 	}
 	kpis := gradetest.KPIs(b, release)
 	const turns = 200
-	s := New()
+	ix := new(indexes)
+	s := newScorer(ix)
 	ctx := context.Background()
 	var indexMS float64
 	b.ResetTimer()
@@ -50,8 +51,8 @@ func BenchmarkTaskState5k(b *testing.B) {
 		}
 		b.StartTimer()
 		t0 := time.Now()
-		idSet(before)
-		createdIndex(after)
+		ix.idSet(before)
+		ix.createdIndex(after)
 		indexMS += float64(time.Since(t0).Microseconds()) / 1000
 		for _, c := range cases {
 			r, err := s.Score(ctx, c)

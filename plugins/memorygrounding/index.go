@@ -8,8 +8,11 @@ import (
 	"github.com/assay-eval/assay/sdk"
 )
 
-// memoryIndexKey is the Snapshot.Index key of a snapshot's memory index.
-type memoryIndexKey struct{}
+// indexCache holds the memory index of each snapshot the scorer has seen,
+// for as long as the snapshot lives.
+type indexCache struct {
+	cache sdk.SnapshotCache[*memoryIndex]
+}
 
 // memoryIndex is an inverted index of a snapshot's memory: content word ->
 // the entries (by position, ascending, each once) that contain it.
@@ -21,16 +24,8 @@ type memoryIndex struct {
 // indexOf returns snap's memory index, building it on first use; every case
 // of a batch that shares snap shares it. Cases scored concurrently wait for
 // the one build instead of each building their own.
-func indexOf(snap *sdk.Snapshot) *memoryIndex {
-	l := snap.Index(memoryIndexKey{}, func(*sdk.Snapshot) any { return new(lazyIndex) }).(*lazyIndex)
-	l.once.Do(func() { l.ix = buildIndex(snap.Memory) })
-	return l.ix
-}
-
-// lazyIndex is what the snapshot caches: cheap to make, built once.
-type lazyIndex struct {
-	once sync.Once
-	ix   *memoryIndex
+func (c *indexCache) indexOf(snap *sdk.Snapshot) *memoryIndex {
+	return c.cache.Get(snap, func(snap *sdk.Snapshot) *memoryIndex { return buildIndex(snap.Memory) })
 }
 
 // shardMin is the fewest entries worth splitting across goroutines.

@@ -17,7 +17,7 @@ type found struct {
 }
 
 // findTargets finds the candidate target tasks of case c (see the package doc).
-func findTargets(s *grade.Sheet, c *sdk.Case) found {
+func findTargets(s *grade.Sheet, c *sdk.Case, idx *indexes) found {
 	after := c.StateAfter
 	if after == nil {
 		s.Diag("no state_after snapshot: cannot look for the task the turn created or changed")
@@ -27,7 +27,7 @@ func findTargets(s *grade.Sheet, c *sdk.Case) found {
 	windowKnown := !c.StartedAt.IsZero() || !c.FinishedAt.IsZero()
 	switch {
 	case c.StateBefore != nil:
-		before := idSet(c.StateBefore)
+		before := idx.idSet(c.StateBefore)
 		for i := range after.Tasks {
 			if _, ok := before[after.Tasks[i].ID]; !ok {
 				f.targets = append(f.targets, &after.Tasks[i])
@@ -35,7 +35,7 @@ func findTargets(s *grade.Sheet, c *sdk.Case) found {
 		}
 		f.why = "every task in state_after was already in state_before"
 	case windowKnown:
-		ix := createdIndex(after)
+		ix := idx.createdIndex(after)
 		for i, at := range ix.at {
 			if !at.IsZero() && within(at, c.StartedAt, c.FinishedAt) {
 				f.targets = append(f.targets, &after.Tasks[i])
@@ -92,20 +92,22 @@ func stamp(t time.Time) string {
 
 // Index keys: each snapshot is indexed once and the index shared by every
 // case of the batch that uses it.
-type (
-	idSetKey     struct{}
-	createdAtKey struct{}
-)
+// indexes are the scorer's per-snapshot look-ups, each built once per
+// snapshot and shared by every case of the batch that carries it.
+type indexes struct {
+	ids     sdk.SnapshotCache[map[string]struct{}]
+	created sdk.SnapshotCache[*createdAt]
+}
 
 // idSet is the set of task ids of snapshot snap.
-func idSet(snap *sdk.Snapshot) map[string]struct{} {
-	return snap.Index(idSetKey{}, func(snap *sdk.Snapshot) any {
+func (idx *indexes) idSet(snap *sdk.Snapshot) map[string]struct{} {
+	return idx.ids.Get(snap, func(snap *sdk.Snapshot) map[string]struct{} {
 		set := make(map[string]struct{}, len(snap.Tasks))
 		for _, t := range snap.Tasks {
 			set[t.ID] = struct{}{}
 		}
 		return set
-	}).(map[string]struct{})
+	})
 }
 
 // createdAt holds each task's parsed created_at (zero when absent or not a
@@ -116,8 +118,8 @@ type createdAt struct {
 	firstBad string
 }
 
-func createdIndex(snap *sdk.Snapshot) *createdAt {
-	return snap.Index(createdAtKey{}, func(snap *sdk.Snapshot) any {
+func (idx *indexes) createdIndex(snap *sdk.Snapshot) *createdAt {
+	return idx.created.Get(snap, func(snap *sdk.Snapshot) *createdAt {
 		ix := &createdAt{at: make([]time.Time, len(snap.Tasks))}
 		for i, t := range snap.Tasks {
 			if t.CreatedAt == "" {
@@ -134,5 +136,5 @@ func createdIndex(snap *sdk.Snapshot) *createdAt {
 			ix.at[i] = at
 		}
 		return ix
-	}).(*createdAt)
+	})
 }

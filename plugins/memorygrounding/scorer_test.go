@@ -150,7 +150,7 @@ func TestScore(t *testing.T) {
 			want: gradetest.Want{Score: 0.5, Checks: []check{{KPI: "answer_keywords", Score: 0.5, Detail: "missing keywords: Company OS"}}},
 		},
 		{
-			name: "the seed's task: every check, mean",
+			name: "the example pack's task: every check, mean",
 			in: input{
 				kpis:   map[string]any{"memory_tool_called": true, "grounded_in_memory": true, "answer_keywords": []string{"Company OS", "harness"}},
 				answer: "From Company OS memory: we rebuilt the harness trace parser.", tools: []string{"memory_search"}, memory: memory,
@@ -216,11 +216,12 @@ func TestContentWords(t *testing.T) {
 func TestIndexOncePerSnapshot(t *testing.T) {
 	t.Parallel()
 	snap := &sdk.Snapshot{Memory: memory}
-	a, b := indexOf(snap), indexOf(snap)
+	ixs := new(indexCache)
+	a, b := ixs.indexOf(snap), ixs.indexOf(snap)
 	if a != b {
 		t.Errorf("indexOf(same snapshot) built two indexes")
 	}
-	if got := indexOf(&sdk.Snapshot{Memory: memory}); got == a {
+	if got := ixs.indexOf(&sdk.Snapshot{Memory: memory}); got == a {
 		t.Errorf("indexOf(other snapshot) reused an index")
 	}
 	entry, shared := a.best([]string{"release", "blocker", "pizza", "flaky"})
@@ -271,10 +272,11 @@ func TestShardedIndex(t *testing.T) {
 func TestIndexConcurrent(t *testing.T) {
 	t.Parallel()
 	snap := &sdk.Snapshot{Memory: memory}
+	ixs := new(indexCache)
 	got := make([]*memoryIndex, 8)
 	var wg sync.WaitGroup
 	for i := range got {
-		wg.Go(func() { got[i] = indexOf(snap) })
+		wg.Go(func() { got[i] = ixs.indexOf(snap) })
 	}
 	wg.Wait()
 	for i, ix := range got {
