@@ -84,7 +84,9 @@ func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess boo
 
 	hopts := []pluginhost.Option{pluginhost.WithLogger(a.logger())}
 	if inProcess {
-		hopts = append(hopts, pluginhost.WithInProcess(builtin.Scorers()...))
+		for _, b := range builtin.Scorers() {
+			hopts = append(hopts, pluginhost.WithInProcess(b))
+		}
 	}
 	s.host = pluginhost.New(rt.manifest, hopts...)
 

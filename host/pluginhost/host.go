@@ -8,9 +8,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/pkg/scorerpb"
-	"github.com/assay-eval/assay/sdk"
 )
 
 // Defaults for the Host's timeouts and restart backoff.
@@ -21,14 +21,6 @@ const (
 	MaxBackoff          = 5 * time.Second
 )
 
-// Outcome is the answer for one case: a result, or why the scorer could not
-// score it (a *ScorerError; the caller marks the turn unscored with
-// FailureTag).
-type Outcome struct {
-	Result *scorer.Result
-	Err    error
-}
-
 // Host runs the scorers of a manifest. It is safe for concurrent use: many
 // batches may be in flight to one plugin.
 type Host struct {
@@ -37,7 +29,7 @@ type Host struct {
 	callTimeout  time.Duration
 	startTimeout time.Duration
 	backoff      time.Duration
-	inProcess    map[scorer.ID]sdk.Scorer
+	inProcess    map[scorer.ID]batchrun.Scorer
 
 	mu     sync.Mutex
 	procs  map[scorer.ID]*proc
@@ -60,9 +52,10 @@ func WithStartTimeout(d time.Duration) Option { return func(h *Host) { h.startTi
 // plugin; it doubles with each further failure up to MaxBackoff.
 func WithRestartBackoff(d time.Duration) Option { return func(h *Host) { h.backoff = d } }
 
-// WithInProcess serves these scorers inside the host (the SDK's batch
-// runner, no RPC) instead of launching their plugins.
-func WithInProcess(scorers ...sdk.Scorer) Option {
+// WithInProcess serves these scorers inside the host (the batch runner a
+// plugin runs, package batchrun, without RPC) instead of launching their
+// plugins. Any sdk.Scorer is a batchrun.Scorer.
+func WithInProcess(scorers ...batchrun.Scorer) Option {
 	return func(h *Host) {
 		for _, s := range scorers {
 			h.inProcess[s.Describe().ID] = s
@@ -79,7 +72,7 @@ func New(m *Manifest, opts ...Option) *Host {
 		callTimeout:  DefaultCallTimeout,
 		startTimeout: DefaultStartTimeout,
 		backoff:      DefaultBackoff,
-		inProcess:    map[scorer.ID]sdk.Scorer{},
+		inProcess:    map[scorer.ID]batchrun.Scorer{},
 		procs:        map[scorer.ID]*proc{},
 	}
 	for _, o := range opts {
@@ -111,7 +104,7 @@ func (h *Host) proc(id scorer.ID) (*proc, error) {
 // gives it (launching its plugin if needed).
 func (h *Host) Describe(ctx context.Context, id scorer.ID) (scorer.Description, error) {
 	if s, ok := h.inProcess[id]; ok {
-		return sdk.Describe(s), nil
+		return batchrun.Describe(s), nil
 	}
 	p, err := h.proc(id)
 	if err != nil {
@@ -164,28 +157,25 @@ func (h *Host) Close() error {
 // the parts the scorer declares. A case that fails (the plugin crashed, hung
 // or answered garbage, or the scorer returned an error for it) is retried
 // once, alone; if it fails again its outcome carries a *ScorerError.
-func (h *Host) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []Outcome {
-	out := make([]Outcome, len(cases))
+func (h *Host) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []batchrun.Outcome {
+	out := make([]batchrun.Outcome, len(cases))
 	if len(cases) == 0 {
 		return out
 	}
-	fail := func(i int, err error) { out[i] = Outcome{Err: &ScorerError{ID: id, Case: cases[i].ID, Err: err}} }
+	fail := func(i int, err error) {
+		out[i] = batchrun.Outcome{Err: &ScorerError{ID: id, Case: cases[i].ID, Err: err}}
+	}
 
 	var (
 		d     scorer.Description
-		batch func(ctx context.Context, cs []*scorer.Case) ([]Outcome, error)
+		batch func(ctx context.Context, cs []*scorer.Case) ([]batchrun.Outcome, error)
 	)
 	if s, ok := h.inProcess[id]; ok {
-		d = sdk.Describe(s)
-		batch = func(ctx context.Context, cs []*scorer.Case) ([]Outcome, error) {
+		d = batchrun.Describe(s)
+		batch = func(ctx context.Context, cs []*scorer.Case) ([]batchrun.Outcome, error) {
 			ctx, cancel := context.WithTimeout(ctx, h.callTimeout)
 			defer cancel()
-			res := sdk.ScoreBatch(ctx, s, cs)
-			outs := make([]Outcome, len(res))
-			for i, r := range res {
-				outs[i] = Outcome{Result: r.Result, Err: r.Err}
-			}
-			return outs, nil
+			return batchrun.Score(ctx, s, cs, 0), nil
 		}
 	} else {
 		p, err := h.proc(id)
@@ -210,7 +200,7 @@ func (h *Host) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []
 	for i := range cases {
 		switch {
 		case err != nil:
-			out[i] = Outcome{Err: err}
+			out[i] = batchrun.Outcome{Err: err}
 			retry = append(retry, i)
 		case outs[i].Err != nil:
 			out[i] = outs[i]
@@ -249,7 +239,7 @@ func (h *Host) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []
 	return out
 }
 
-func firstErr(out []Outcome, idx []int) error {
+func firstErr(out []batchrun.Outcome, idx []int) error {
 	for _, i := range idx {
 		if out[i].Err != nil {
 			return out[i].Err

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/pkg/scorerpb"
 )
@@ -141,7 +142,7 @@ func (p *proc) close() {
 // score sends one batch. The error is set when the whole call failed (the
 // plugin could not start, died, hung past the deadline or answered
 // garbage); per-case failures are in the outcomes.
-func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]Outcome, error) {
+func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]batchrun.Outcome, error) {
 	in, gen, err := p.get(ctx)
 	if err != nil {
 		return nil, err
@@ -175,39 +176,25 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]Outcome, erro
 	return outs, nil
 }
 
-func (p *proc) decode(cases []*scorer.Case, resp *scorerpb.ScoreResponse) ([]Outcome, error) {
+func (p *proc) decode(cases []*scorer.Case, resp *scorerpb.ScoreResponse) ([]batchrun.Outcome, error) {
 	res := resp.GetResults()
 	if len(res) != len(cases) {
 		return nil, fmt.Errorf("%d results for %d cases", len(res), len(cases))
 	}
-	outs := make([]Outcome, len(cases))
+	outs := make([]batchrun.Outcome, len(cases))
 	for i, r := range res {
 		if r.GetCaseId() != cases[i].ID {
 			return nil, fmt.Errorf("result %d is for case %q, want %q", i, r.GetCaseId(), cases[i].ID)
 		}
 		sr, err := scorerpb.ResultFromProto(r)
 		if err == nil {
-			err = validate(sr)
+			err = batchrun.ValidateResult(sr)
 		}
 		if err != nil {
-			outs[i] = Outcome{Err: fmt.Errorf("plugin %s: %w", p.entry.ID, err)}
+			outs[i] = batchrun.Outcome{Err: fmt.Errorf("plugin %s: %w", p.entry.ID, err)}
 			continue
 		}
-		outs[i] = Outcome{Result: sr}
+		outs[i] = batchrun.Outcome{Result: sr}
 	}
 	return outs, nil
-}
-
-// validate checks scores a plugin sent (one not built with the SDK may not
-// check them itself).
-func validate(r *scorer.Result) error {
-	if math.IsNaN(r.Score) || r.Score < 0 || r.Score > 1 {
-		return fmt.Errorf("invalid result: score %v is not in [0,1]", r.Score)
-	}
-	for _, c := range r.Checks {
-		if math.IsNaN(c.Score) || c.Score < 0 || c.Score > 1 {
-			return fmt.Errorf("invalid result: check %s score %v is not in [0,1]", c.KPI, c.Score)
-		}
-	}
-	return nil
 }
