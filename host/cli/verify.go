@@ -58,6 +58,7 @@ Example:
 			&cli.StringFlag{Name: "baseline", Usage: "candidate `ID` to compare against for regressions"},
 			&cli.BoolFlag{Name: "fresh", Usage: "start over as a new attempt instead of resuming"},
 			&cli.IntFlag{Name: "batch-size", Value: 64, Usage: "cases per plugin call"},
+			callTimeoutFlag(),
 			formatFlag(),
 		},
 		Action: a.verify,
