@@ -179,6 +179,29 @@ func TestHangingTurnIsNotASlowRun(t *testing.T) {
 	t.Logf("verify with two hanging turns: %v", elapsed)
 }
 
+// TestCallTimeoutFlag: --call-timeout takes a positive duration, on score
+// as on verify; anything else is a usage error (exit 2).
+func TestCallTimeoutFlag(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "assay.db")
+	score := []string{"score", "--pack", "testdata/fixtures/pack.yaml", "--task", "task_create_release_blocker",
+		"--trace", "testdata/fixtures/traces/task_create_release_blocker.good.ndjson"}
+	tests := []struct {
+		value    string
+		wantCode int
+		wantErr  string
+	}{
+		{"5s", 0, ""},
+		{"0s", 2, "--call-timeout: want a positive duration, got 0s"},
+		{"-1s", 2, "--call-timeout: want a positive duration, got -1s"},
+	}
+	for _, tt := range tests {
+		r := run(t, db, append(score, "--call-timeout", tt.value)...)
+		if r.code != tt.wantCode || !strings.Contains(r.stderr, tt.wantErr) {
+			t.Errorf("assay score --call-timeout %s: exit %d, stderr %q; want exit %d and %q", tt.value, r.code, r.stderr, tt.wantCode, tt.wantErr)
+		}
+	}
+}
+
 func contains(xs []string, x string) bool {
 	for _, s := range xs {
 		if s == x {
