@@ -4,8 +4,8 @@
 // binary once (sha256-pinned, no shell, an allow-listed environment, AutoMTLS,
 // a start timeout, dying with the host) and scores batches on it, each call
 // under a deadline scaled by its number of cases. A batch lost to a crash,
-// a hang or garbage is run again on a process of its own, bisected (crash)
-// or one case at a time (hang), so that only a case that breaks the plugin
+// a hang or garbage is run again on a process of its own, replayed whole
+// (crash) and one case at a time, so that only a case that breaks the plugin
 // by itself is failed; each case has its own restart budget (isolate.go,
 // docs/plugins.md). Scorers given with WithInProcess run in the host process
 // through package batchrun, the runner a plugin runs, instead.

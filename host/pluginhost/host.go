@@ -184,7 +184,7 @@ func (h *Host) Close() error {
 // case, in order; it never fails the whole batch. Each case is stripped to
 // the parts the scorer declares. When the whole call fails (the plugin
 // died, hung past the deadline or answered garbage) the cases are run again
-// on a process of their own, bisected or one at a time, so that only a case
+// on a process of their own, replayed whole or one at a time, so that only a case
 // that breaks the plugin by itself fails (see isolate.go); a case the scorer
 // returned an error for is tried once more alone. A failed case's outcome
 // carries a *ScorerError.

@@ -73,7 +73,7 @@ func TestScoreFailures(t *testing.T) {
 	}{
 		{"panic fails only its case", "test_panic", []string{"a", "panic", "b"}, []string{"ok:a", "err", "ok:b"},
 			"scorer panicked: test_panic: asked to panic", nil, 5 * time.Second},
-		{"exit mid-batch: the batch is bisected", "test_exit", []string{"a", "exit", "b", "c"}, []string{"ok:a", "err", "ok:b", "ok:c"},
+		{"exit mid-batch: the cases are run alone", "test_exit", []string{"a", "exit", "b", "c"}, []string{"ok:a", "err", "ok:b", "ok:c"},
 			"run alone 2 time(s): plugin test_exit: plugin broke", pluginhost.ErrCrashed, 5 * time.Second},
 		{"hang past the deadline", "test_sleep", []string{"a", "sleep", "b"}, []string{"ok:a", "err", "ok:b"},
 			"run alone 1 time(s): plugin test_sleep: plugin hung: no answer within 1.05s, the deadline of a call of 1 case(s) (1s + 50ms a case",

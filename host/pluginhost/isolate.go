@@ -67,7 +67,8 @@ func (hl *health) failed(err error) {
 }
 
 // attempt scores one Score call's cases: the whole batch on the shared
-// process, then the cases of a lost batch on a solo process.
+// process, then the cases of a lost batch on a solo process (replayed, or
+// one at a time).
 type attempt struct {
 	h     *Host
 	id    scorer.ID
@@ -107,8 +108,8 @@ func (a *attempt) run(ctx context.Context) {
 			a.alone(ctx, i)
 		}
 	default:
-		a.h.logger.Warn("batch lost; bisecting it on a process of its own", logPlugin, a.id, logCases, len(all), logError, err)
-		a.bisect(ctx, all)
+		a.h.logger.Warn("batch lost; replaying it on a process of its own", logPlugin, a.id, logCases, len(all), logError, err)
+		a.replay(ctx, all)
 	}
 	if len(a.again) > 0 {
 		a.h.logger.Warn("retrying failed cases alone", logPlugin, a.id, logCases, len(a.again))
@@ -156,14 +157,14 @@ func (a *attempt) solo(ctx context.Context, idx []int) ([]batchrun.Outcome, erro
 	return a.soloCall(ctx, cs)
 }
 
-// bisect runs the cases idx of a batch that crashed on the solo process:
-// all of them, then each half, down to single cases. A process on which
-// one call runs at a time dies for that call's cases only.
-func (a *attempt) bisect(ctx context.Context, idx []int) {
-	if len(idx) == 1 {
-		a.alone(ctx, idx[0])
-		return
-	}
+// replay runs the cases idx of a batch that crashed on the solo process:
+// all of them once more (a batch that lost only because another batch's
+// case killed the shared process scores here), then, if the solo process
+// breaks too, each case alone. A process on which one call runs at a time
+// breaks for that call's cases only. Running the cases alone costs a call
+// per case but a relaunch only per crash, where bisecting would relaunch at
+// every level of the search.
+func (a *attempt) replay(ctx context.Context, idx []int) {
 	outs, err := a.solo(ctx, idx)
 	switch {
 	case err == nil:
@@ -171,13 +172,10 @@ func (a *attempt) bisect(ctx context.Context, idx []int) {
 		a.record(idx, outs)
 	case final(ctx, err):
 		a.failAll(idx, err)
-	case errors.Is(err, ErrDeadline):
+	default:
 		for _, i := range idx {
 			a.alone(ctx, i)
 		}
-	default:
-		a.bisect(ctx, idx[:len(idx)/2])
-		a.bisect(ctx, idx[len(idx)/2:])
 	}
 }
 

@@ -57,7 +57,7 @@ func labelBatches(n, size int, special map[[2]int]string) (batches [][]*scorer.C
 // TestCrashingTurnCostsOnlyItself (issue 12 item 4): with many batches in
 // flight on one plugin, cases that make the process exit fail, and only
 // they: every batch the crash took down with it is run again on a process
-// of its own and bisected.
+// of its own, and its cases one at a time when that breaks too.
 func TestCrashingTurnCostsOnlyItself(t *testing.T) {
 	t.Parallel()
 	h := short(manifest())
