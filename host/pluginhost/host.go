@@ -162,6 +162,12 @@ func (h *Host) Verify(ctx context.Context, id scorer.ID) error {
 	return nil
 }
 
+func (h *Host) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
+
 // Close stops every plugin. Calls after Close fail with ErrClosed.
 func (h *Host) Close() error {
 	h.mu.Lock()

@@ -211,3 +211,28 @@ func TestInProcessDeadline(t *testing.T) {
 		t.Errorf("Score(in-process hang) took %v, want under 3s", elapsed)
 	}
 }
+
+// TestCloseDuringIsolation: closing the host while a lost batch is being
+// isolated ends the Score call promptly, every case failed, none relaunched.
+func TestCloseDuringIsolation(t *testing.T) {
+	t.Parallel()
+	h := short(manifest(), pluginhost.WithCallTimeout(200*time.Millisecond))
+	done := make(chan []batchrun.Outcome)
+	go func() { done <- h.Score(context.Background(), "test_sleep", labelled("sleep", "sleep_a", "sleep_b", "sleep_c")) }()
+	time.Sleep(time.Second) // the batch times out; its cases hang alone one by one
+	begin := time.Now()
+	h.Close()
+	select {
+	case outs := <-done:
+		for _, o := range outs {
+			if o.Err == nil {
+				t.Errorf("Score after Close: a case scored, want every case failed")
+			}
+		}
+		if elapsed := time.Since(begin); elapsed > 2*time.Second {
+			t.Errorf("Score returned %v after Close, want promptly", elapsed)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("Score did not return within 10s of Close")
+	}
+}

@@ -48,6 +48,9 @@ func (p *proc) get(ctx context.Context) (*instance, uint64, error) {
 	if p.fatal != nil {
 		return nil, 0, p.fatal
 	}
+	if p.h.isClosed() {
+		return nil, 0, ErrClosed
+	}
 	if p.in != nil && !p.in.client.Exited() {
 		return p.in, p.gen, nil
 	}
