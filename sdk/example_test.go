@@ -35,14 +35,20 @@ func (politeness) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 //
 //	func main() { sdk.Serve(politeness{}) }
 //
-// Here the batch runner that Serve uses scores two cases directly.
+// Here the scorer scores two cases directly, as Serve does for each case of
+// a batch.
 func Example() {
 	cases := []*sdk.Case{
 		{ID: "a", Turn: sdk.Turn{Answer: "Done, thank you!"}},
 		{ID: "b", Turn: sdk.Turn{Answer: "Done."}},
 	}
-	for i, o := range sdk.ScoreBatch(context.Background(), politeness{}, cases) {
-		fmt.Printf("%s: %.1f %s\n", cases[i].ID, o.Result.Score, o.Result.Checks[0].Detail)
+	for _, c := range cases {
+		r, err := politeness{}.Score(context.Background(), c)
+		if err != nil {
+			fmt.Printf("%s: %v\n", c.ID, err)
+			continue
+		}
+		fmt.Printf("%s: %.1f %s\n", c.ID, r.Score, r.Checks[0].Detail)
 	}
 	// Output:
 	// a: 1.0 thanks found: true

@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,12 +9,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/assay-eval/assay/pkg/scorerpb"
+	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/sdk/internal/wire"
 )
 
 // SDKVersion is the version of this SDK, reported in every description.
-const SDKVersion = "1.0.0"
+const SDKVersion = batchrun.SDKVersion
 
 // DescribeFlag makes a plugin binary print its description as JSON on
 // stdout and exit, without the go-plugin handshake.
@@ -28,7 +27,7 @@ const DescribeFlag = "--describe"
 // handshake. Run with --describe, the binary prints its description as JSON
 // and exits instead.
 func Serve(s Scorer) {
-	desc := Describe(s)
+	desc := batchrun.Describe(s)
 	for _, a := range os.Args[1:] {
 		if a == DescribeFlag || a == "-describe" {
 			if err := writeDescription(os.Stdout, desc); err != nil {
@@ -62,34 +61,4 @@ func writeDescription(w *os.File, d Description) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(d)
-}
-
-// Describe returns s's description with the SDK's fields (SDKVersion,
-// Protocols) filled in: what a plugin serving s answers to Describe.
-func Describe(s Scorer) Description {
-	d := s.Describe()
-	d.SDKVersion = SDKVersion
-	d.Protocols = []int{scorerpb.ProtocolVersion}
-	return d
-}
-
-// Outcome is the answer for one case of a batch: a result, or the error
-// that kept the scorer from giving one.
-type Outcome struct {
-	Result *Result
-	Err    error
-}
-
-// ScoreBatch scores cases with s exactly as a served plugin does, without
-// any transport: concurrently with a bound, each panic recovered into its
-// case's error, each result checked (scores in [0,1]), cases not yet started
-// when ctx is done failed with ctx's error. It returns one outcome per case,
-// in order. The host uses it to run scorers in-process.
-func ScoreBatch(ctx context.Context, s Scorer, cases []*Case) []Outcome {
-	outs := wire.ScoreBatch(ctx, s, cases, 0)
-	res := make([]Outcome, len(outs))
-	for i, o := range outs {
-		res[i] = Outcome{Result: o.Result, Err: o.Err}
-	}
-	return res
 }

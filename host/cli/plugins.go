@@ -13,7 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/assay-eval/assay/host/pluginhost"
-	"github.com/assay-eval/assay/sdk/sdktest"
+	"github.com/assay-eval/assay/sdk/conformance"
 )
 
 func (a *app) pluginsCommand() *cli.Command {
@@ -190,7 +190,7 @@ func (a *app) pluginsConformance(c *cli.Context) error {
 	if _, err := os.Stat(bin); err != nil {
 		return invalidf("plugins conformance: %w", err)
 	}
-	rep, err := sdktest.CheckBinary(c.Context, bin, a.stderr)
+	rep, err := conformance.CheckBinary(c.Context, bin, a.stderr)
 	if err != nil {
 		fmt.Fprintf(a.stdout, "FAIL  launch\n      %v\n", err)
 		return &ExitError{Code: ExitGate}

@@ -40,6 +40,7 @@ Example:
 			&cli.Float64Flag{Name: "latency", Usage: "the turn's latency in `SECONDS`"},
 			&cli.Float64Flag{Name: "cost", Usage: "the turn's cost in `USD`"},
 			&cli.BoolFlag{Name: "in-process", Usage: "run the built-in scorers inside the host"},
+			callTimeoutFlag(),
 			formatFlag(),
 		},
 		Action: a.score,

@@ -45,6 +45,34 @@ func (a *app) logger() hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: "assay", Output: a.stderr, Level: level})
 }
 
+// flagCallTimeout is the base of every plugin call's deadline.
+const flagCallTimeout = "call-timeout"
+
+// callTimeoutFlag is --call-timeout, for the commands that score turns.
+func callTimeoutFlag() cli.Flag {
+	return &cli.DurationFlag{Name: flagCallTimeout, Value: pluginhost.DefaultCallTimeout,
+		Usage: "base `D` of a plugin call's deadline: a call of n turns may take D + n×D/20; a batch that times out is run a turn at a time and the hung turn is unscored"}
+}
+
+// hostOptions are the plugin host's options for a command: its logger,
+// --call-timeout, and the built-in scorers in-process when asked.
+func (a *app) hostOptions(c *cli.Context, inProcess bool) ([]pluginhost.Option, error) {
+	opts := []pluginhost.Option{pluginhost.WithLogger(a.logger())}
+	if c.IsSet(flagCallTimeout) {
+		d := c.Duration(flagCallTimeout)
+		if d <= 0 {
+			return nil, invalidf("--%s: want a positive duration, got %v", flagCallTimeout, d)
+		}
+		opts = append(opts, pluginhost.WithCallTimeout(d))
+	}
+	if inProcess {
+		for _, b := range builtin.Scorers() {
+			opts = append(opts, pluginhost.WithInProcess(b))
+		}
+	}
+	return opts, nil
+}
+
 // openSession runs the startup check, loads the pack and starts the plugin
 // host. Problems in the pack are printed with their source and make the
 // command exit 2.
@@ -81,9 +109,9 @@ func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess boo
 	s.pack = p
 	s.cel = checker.Set()
 
-	hopts := []pluginhost.Option{pluginhost.WithLogger(a.logger())}
-	if inProcess {
-		hopts = append(hopts, pluginhost.WithInProcess(builtin.Scorers()...))
+	hopts, err := a.hostOptions(c, inProcess)
+	if err != nil {
+		return nil, err
 	}
 	s.host = pluginhost.New(rt.manifest, hopts...)
 

@@ -60,6 +60,7 @@ Example:
 			&cli.IntFlag{Name: "batch-size", Value: 64, Usage: "cases per plugin call"},
 			&cli.Float64Flag{Name: "scorer-error-share", Value: verify.DefaultScorerErrorShare,
 				Usage: "exit 3 when a scorer fails on more than this `SHARE` of a candidate's turns (or on all of them)"},
+			callTimeoutFlag(),
 			formatFlag(),
 		},
 		Action: a.verify,

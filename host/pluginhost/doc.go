@@ -2,8 +2,11 @@
 // (manifest.json in the plugin directory, the source of the scorer set), the
 // registration of binaries into it, and a Host that launches each manifest
 // binary once (sha256-pinned, no shell, an allow-listed environment, AutoMTLS,
-// a start timeout, dying with the host), scores batches on it under a
-// deadline, and kills, relaunches with backoff and retries once when a plugin
-// crashes, hangs or speaks garbage. Scorers given with WithInProcess run in
-// the host process through the SDK's own batch runner instead.
+// a start timeout, dying with the host) and scores batches on it, each call
+// under a deadline scaled by its number of cases. A batch lost to a crash,
+// a hang or garbage is run again on a process of its own, replayed whole
+// (crash) and one case at a time, so that only a case that breaks the plugin
+// by itself is failed; each case has its own restart budget (isolate.go,
+// docs/plugins.md). Scorers given with WithInProcess run in the host process
+// through package batchrun, the runner a plugin runs, instead.
 package pluginhost

@@ -1,6 +1,7 @@
 package pluginhost
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -21,10 +22,18 @@ var (
 	ErrMismatch = errors.New("describe disagrees with the manifest")
 	// ErrClosed is a call on a closed Host.
 	ErrClosed = errors.New("plugin host is closed")
-	// ErrCrashed is a plugin process that died, hung or answered garbage.
+	// ErrCrashed is a plugin process that died or answered garbage.
 	ErrCrashed = errors.New("plugin broke")
 	// ErrBinaryName is a plugin binary not named assay-scorer-<its id>.
 	ErrBinaryName = errors.New("plugin binary misnamed")
+	// ErrDeadline is a call that got no answer within its deadline; the
+	// plugin process was killed.
+	ErrDeadline = errors.New("plugin hung")
+	// ErrStart is a plugin process that could not be started.
+	ErrStart = errors.New("plugin did not start")
+	// ErrGaveUp is a scorer the host stopped calling: every one of the last
+	// MaxBrokenStreak cases it ran alone crashed or hung it.
+	ErrGaveUp = errors.New("plugin keeps breaking")
 )
 
 // ScorerError is why one case could not be scored.
@@ -43,4 +52,11 @@ func (e *ScorerError) Unwrap() error { return e.Err }
 // permanent reports whether err will not go away by relaunching.
 func permanent(err error) bool {
 	return errors.Is(err, ErrChecksum) || errors.Is(err, ErrMismatch) || errors.Is(err, ErrUnknownScorer)
+}
+
+// final reports whether err ends the scoring of the cases it hit, whatever
+// case they are: nothing a case did causes it (the plugin cannot be started
+// or trusted, the host is closed or gave up on it, the caller is gone).
+func final(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || permanent(err) || errors.Is(err, ErrStart) || errors.Is(err, ErrClosed) || errors.Is(err, ErrGaveUp)
 }

@@ -8,26 +8,24 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/pkg/scorerpb"
-	"github.com/assay-eval/assay/sdk"
 )
 
 // Defaults for the Host's timeouts and restart backoff.
 const (
-	DefaultCallTimeout  = 30 * time.Second
+	// DefaultCallTimeout is the base D of a call's deadline: a call of n
+	// cases may take D + n×D/20 (2.1s for one case, 8.4s for 64).
+	DefaultCallTimeout  = 2 * time.Second
 	DefaultStartTimeout = 10 * time.Second
 	DefaultBackoff      = 100 * time.Millisecond
 	MaxBackoff          = 5 * time.Second
 )
 
-// Outcome is the answer for one case: a result, or why the scorer could not
-// score it (a *ScorerError; the caller marks the turn unscored with
-// FailureTag).
-type Outcome struct {
-	Result *scorer.Result
-	Err    error
-}
+// PerCaseShare is how much of the base deadline each case of a call adds:
+// a call of n cases gets D + n×D/PerCaseShare.
+const PerCaseShare = 20
 
 // Host runs the scorers of a manifest. It is safe for concurrent use: many
 // batches may be in flight to one plugin.
@@ -37,11 +35,13 @@ type Host struct {
 	callTimeout  time.Duration
 	startTimeout time.Duration
 	backoff      time.Duration
-	inProcess    map[scorer.ID]sdk.Scorer
+	inProcess    map[scorer.ID]batchrun.Scorer
 
-	mu     sync.Mutex
-	procs  map[scorer.ID]*proc
-	closed bool
+	mu      sync.Mutex
+	procs   map[scorer.ID]*proc
+	solos   map[*proc]bool // the solo processes of lost batches being isolated
+	healths map[scorer.ID]*health
+	closed  bool
 }
 
 // Option configures a Host.
@@ -50,7 +50,9 @@ type Option func(*Host)
 // WithLogger sets the host's logger; each plugin logs under its id.
 func WithLogger(l hclog.Logger) Option { return func(h *Host) { h.logger = l } }
 
-// WithCallTimeout sets the deadline of every call to a plugin.
+// WithCallTimeout sets the base D of every call's deadline: a call of n
+// cases may take D + n×D/PerCaseShare (default DefaultCallTimeout).
+// Describe at launch gets the deadline of one case.
 func WithCallTimeout(d time.Duration) Option { return func(h *Host) { h.callTimeout = d } }
 
 // WithStartTimeout sets how long a plugin may take to complete the handshake.
@@ -60,9 +62,10 @@ func WithStartTimeout(d time.Duration) Option { return func(h *Host) { h.startTi
 // plugin; it doubles with each further failure up to MaxBackoff.
 func WithRestartBackoff(d time.Duration) Option { return func(h *Host) { h.backoff = d } }
 
-// WithInProcess serves these scorers inside the host (the SDK's batch
-// runner, no RPC) instead of launching their plugins.
-func WithInProcess(scorers ...sdk.Scorer) Option {
+// WithInProcess serves these scorers inside the host (the batch runner a
+// plugin runs, package batchrun, without RPC) instead of launching their
+// plugins. Any sdk.Scorer is a batchrun.Scorer.
+func WithInProcess(scorers ...batchrun.Scorer) Option {
 	return func(h *Host) {
 		for _, s := range scorers {
 			h.inProcess[s.Describe().ID] = s
@@ -79,8 +82,10 @@ func New(m *Manifest, opts ...Option) *Host {
 		callTimeout:  DefaultCallTimeout,
 		startTimeout: DefaultStartTimeout,
 		backoff:      DefaultBackoff,
-		inProcess:    map[scorer.ID]sdk.Scorer{},
+		inProcess:    map[scorer.ID]batchrun.Scorer{},
 		procs:        map[scorer.ID]*proc{},
+		solos:        map[*proc]bool{},
+		healths:      map[scorer.ID]*health{},
 	}
 	for _, o := range opts {
 		o(h)
@@ -107,11 +112,22 @@ func (h *Host) proc(id scorer.ID) (*proc, error) {
 	return p, nil
 }
 
+// deadline is how long a call of n cases may take.
+func (h *Host) deadline(n int) time.Duration {
+	return h.callTimeout + time.Duration(n)*h.callTimeout/PerCaseShare
+}
+
+// deadlineError is the error of a call of n cases to who that timed out.
+func (h *Host) deadlineError(who string, n int) error {
+	return fmt.Errorf("%s: %w: no answer within %v, the deadline of a call of %d case(s) (%v + %v a case; --call-timeout sets the base)",
+		who, ErrDeadline, h.deadline(n), n, h.callTimeout, h.callTimeout/PerCaseShare)
+}
+
 // Describe returns the description of scorer id as the running scorer
 // gives it (launching its plugin if needed).
 func (h *Host) Describe(ctx context.Context, id scorer.ID) (scorer.Description, error) {
 	if s, ok := h.inProcess[id]; ok {
-		return sdk.Describe(s), nil
+		return batchrun.Describe(s), nil
 	}
 	p, err := h.proc(id)
 	if err != nil {
@@ -146,14 +162,25 @@ func (h *Host) Verify(ctx context.Context, id scorer.ID) error {
 	return nil
 }
 
+func (h *Host) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
+
 // Close stops every plugin. Calls after Close fail with ErrClosed.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	procs := h.procs
 	h.procs = map[scorer.ID]*proc{}
+	solos := h.solos
+	h.solos = map[*proc]bool{}
 	h.closed = true
 	h.mu.Unlock()
 	for _, p := range procs {
+		p.close()
+	}
+	for p := range solos {
 		p.close()
 	}
 	return nil
@@ -161,99 +188,100 @@ func (h *Host) Close() error {
 
 // Score scores a batch of cases with scorer id and returns one outcome per
 // case, in order; it never fails the whole batch. Each case is stripped to
-// the parts the scorer declares. A case that fails (the plugin crashed, hung
-// or answered garbage, or the scorer returned an error for it) is retried
-// once, alone; if it fails again its outcome carries a *ScorerError.
-func (h *Host) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []Outcome {
-	out := make([]Outcome, len(cases))
+// the parts the scorer declares. When the whole call fails (the plugin
+// died, hung past the deadline or answered garbage) the cases are run again
+// on a process of their own, replayed whole or one at a time, so that only a case
+// that breaks the plugin by itself fails (see isolate.go); a case the scorer
+// returned an error for is tried once more alone. A failed case's outcome
+// carries a *ScorerError.
+func (h *Host) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []batchrun.Outcome {
+	out := make([]batchrun.Outcome, len(cases))
 	if len(cases) == 0 {
 		return out
 	}
-	fail := func(i int, err error) { out[i] = Outcome{Err: &ScorerError{ID: id, Case: cases[i].ID, Err: err}} }
-
-	var (
-		d     scorer.Description
-		batch func(ctx context.Context, cs []*scorer.Case) ([]Outcome, error)
-	)
-	if s, ok := h.inProcess[id]; ok {
-		d = sdk.Describe(s)
-		batch = func(ctx context.Context, cs []*scorer.Case) ([]Outcome, error) {
-			ctx, cancel := context.WithTimeout(ctx, h.callTimeout)
-			defer cancel()
-			res := sdk.ScoreBatch(ctx, s, cs)
-			outs := make([]Outcome, len(res))
-			for i, r := range res {
-				outs[i] = Outcome{Result: r.Result, Err: r.Err}
-			}
-			return outs, nil
+	l, err := h.lane(id)
+	if err != nil {
+		for i, c := range cases {
+			out[i] = batchrun.Outcome{Err: &ScorerError{ID: id, Case: c.ID, Err: err}}
 		}
-	} else {
-		p, err := h.proc(id)
-		if err != nil {
-			for i := range cases {
-				fail(i, err)
-			}
-			return out
-		}
-		d = p.entry.Description()
-		batch = p.score
-	}
-
-	sent := make([]*scorer.Case, len(cases))
-	for i, c := range cases {
-		sent[i] = scorerpb.StripCase(d, c)
-	}
-
-	// First attempt: the whole batch at once.
-	var retry []int
-	outs, err := batch(ctx, sent)
-	for i := range cases {
-		switch {
-		case err != nil:
-			out[i] = Outcome{Err: err}
-			retry = append(retry, i)
-		case outs[i].Err != nil:
-			out[i] = outs[i]
-			retry = append(retry, i)
-		default:
-			out[i] = outs[i]
-		}
-	}
-	if len(retry) == 0 {
 		return out
 	}
-	h.logger.Warn("retrying cases", logPlugin, id, logCases, len(retry), logError, firstErr(out, retry))
-
-	// Second attempt: each failed case alone, so one bad case cannot sink
-	// the others. A plugin that keeps breaking gives up the rest.
-	const giveUp = 3
-	broken := 0
-	for _, i := range retry {
-		if ctx.Err() != nil || broken >= giveUp || permanent(out[i].Err) {
-			fail(i, out[i].Err)
-			continue
-		}
-		outs, err := batch(ctx, sent[i:i+1])
-		switch {
-		case err != nil:
-			broken++
-			fail(i, err)
-		case outs[0].Err != nil:
-			broken = 0
-			fail(i, outs[0].Err)
-		default:
-			broken = 0
-			out[i] = outs[0]
-		}
+	sent := make([]*scorer.Case, len(cases))
+	for i, c := range cases {
+		sent[i] = scorerpb.StripCase(l.desc, c)
 	}
+	a := &attempt{h: h, id: id, l: l, cases: sent, out: out}
+	a.run(ctx)
 	return out
 }
 
-func firstErr(out []Outcome, idx []int) error {
-	for _, i := range idx {
-		if out[i].Err != nil {
-			return out[i].Err
+// lane returns where scorer id's batches go: its plugin's shared process,
+// or the in-process runner.
+func (h *Host) lane(id scorer.ID) (lane, error) {
+	hl := h.health(id)
+	if s, ok := h.inProcess[id]; ok {
+		call := func(ctx context.Context, cs []*scorer.Case) ([]batchrun.Outcome, error) {
+			return h.inProcessCall(ctx, id, s, cs)
+		}
+		return lane{desc: batchrun.Describe(s), shared: call, solo: func() (caller, func()) { return call, func() {} }, health: hl}, nil
+	}
+	p, err := h.proc(id)
+	if err != nil {
+		return lane{}, err
+	}
+	return lane{desc: p.entry.Description(), shared: p.score, solo: func() (caller, func()) { return h.solo(p.entry) }, health: hl}, nil
+}
+
+// solo starts a process of its own for entry e (launched on its first call)
+// and returns its caller and a function that stops it.
+func (h *Host) solo(e Entry) (caller, func()) {
+	p := &proc{h: h, entry: e, logger: h.logger.Named(string(e.ID)).Named("solo")}
+	h.mu.Lock()
+	closed := h.closed
+	if !closed {
+		h.solos[p] = true
+	}
+	h.mu.Unlock()
+	if closed {
+		return func(context.Context, []*scorer.Case) ([]batchrun.Outcome, error) { return nil, ErrClosed }, func() {}
+	}
+	return p.score, func() {
+		h.mu.Lock()
+		delete(h.solos, p)
+		h.mu.Unlock()
+		p.close()
+	}
+}
+
+// inProcessCall scores cs with s in the host under the deadline for their
+// number. At the deadline the call fails as a whole, as a plugin's would; a
+// scorer that ignores its context is left running in the background.
+func (h *Host) inProcessCall(ctx context.Context, id scorer.ID, s batchrun.Scorer, cs []*scorer.Case) ([]batchrun.Outcome, error) {
+	cctx, cancel := context.WithTimeout(ctx, h.deadline(len(cs)))
+	defer cancel()
+	done := make(chan []batchrun.Outcome, 1)
+	go func() { done <- batchrun.Score(cctx, s, cs, 0) }()
+	select {
+	case outs := <-done:
+		if cctx.Err() == nil || ctx.Err() != nil {
+			return outs, nil
+		}
+	case <-cctx.Done():
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
 	}
-	return nil
+	return nil, h.deadlineError(fmt.Sprintf("scorer %s (in-process)", id), len(cs))
+}
+
+// health returns the breaker of scorer id.
+func (h *Host) health(id scorer.ID) *health {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hl, ok := h.healths[id]
+	if !ok {
+		hl = &health{id: id}
+		h.healths[id] = hl
+	}
+	return hl
 }

@@ -18,8 +18,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/assay-eval/assay/host/pluginhost"
+	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/conformance"
 	"github.com/assay-eval/assay/sdk/sdktest"
 )
 
@@ -42,7 +44,7 @@ func labelled(labels ...string) []*scorer.Case {
 
 // summary renders outcomes as "ok:<label>" or "err" so tables can compare
 // them; errs collects the messages.
-func summary(outs []pluginhost.Outcome) (got []string, errs []error) {
+func summary(outs []batchrun.Outcome) (got []string, errs []error) {
 	for _, o := range outs {
 		if o.Err != nil {
 			got = append(got, "err")
@@ -71,10 +73,11 @@ func TestScoreFailures(t *testing.T) {
 	}{
 		{"panic fails only its case", "test_panic", []string{"a", "panic", "b"}, []string{"ok:a", "err", "ok:b"},
 			"scorer panicked: test_panic: asked to panic", nil, 5 * time.Second},
-		{"exit mid-batch: the batch is retried case by case", "test_exit", []string{"a", "exit", "b", "c"}, []string{"ok:a", "err", "ok:b", "ok:c"},
-			"plugin test_exit: plugin broke", pluginhost.ErrCrashed, 5 * time.Second},
+		{"exit mid-batch: the cases are run alone", "test_exit", []string{"a", "exit", "b", "c"}, []string{"ok:a", "err", "ok:b", "ok:c"},
+			"run alone 2 time(s): plugin test_exit: plugin broke", pluginhost.ErrCrashed, 5 * time.Second},
 		{"hang past the deadline", "test_sleep", []string{"a", "sleep", "b"}, []string{"ok:a", "err", "ok:b"},
-			"no answer within 2s", pluginhost.ErrCrashed, 2 * time.Second},
+			"run alone 1 time(s): plugin test_sleep: plugin hung: no answer within 1.05s, the deadline of a call of 1 case(s) (1s + 50ms a case",
+			pluginhost.ErrDeadline, time.Second},
 		{"unknown scorer", "nope", []string{"a"}, []string{"err"}, `unknown scorer "nope"`, pluginhost.ErrUnknownScorer, time.Second},
 	}
 	for _, tt := range tests {
@@ -324,7 +327,7 @@ func TestInProcessFailures(t *testing.T) {
 		t.Errorf("Score(in-process panic) error = %q", errs[0])
 	}
 	d, err := h.Describe(context.Background(), "recorder")
-	if err != nil || d.ID != "recorder" || d.SDKVersion != sdk.SDKVersion {
+	if err != nil || d.ID != "recorder" || d.SDKVersion != batchrun.SDKVersion {
 		t.Errorf("Describe(in-process) = %+v, %v", d, err)
 	}
 }
@@ -428,7 +431,7 @@ func TestDescribeFlag(t *testing.T) {
 	if err := dec.Decode(&d); err != nil {
 		t.Fatalf("test_env --describe printed %q, not a description: %v", out, err)
 	}
-	want := scorer.Description{ID: "test_env", Version: "0.0.1", SDKVersion: sdk.SDKVersion, Protocols: []int{1},
+	want := scorer.Description{ID: "test_env", Version: "0.0.1", SDKVersion: batchrun.SDKVersion, Protocols: []int{1},
 		KPIs: []scorer.KPI{{Key: "label_seen", ValueType: scorer.Bool}}, Needs: []scorer.Need{scorer.NeedTrace}}
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("test_env --describe (-want +got):\n%s", diff)
@@ -450,7 +453,7 @@ func TestConformanceOfBinaries(t *testing.T) {
 	}
 	sdktest.RunBinary(t, bin("tool_sequence"))
 
-	rep, err := sdktest.CheckBinary(context.Background(), bin("test_panic"), nil, labelled("a", "panic")...)
+	rep, err := conformance.CheckBinary(context.Background(), bin("test_panic"), nil, labelled("a", "panic")...)
 	if err != nil {
 		t.Fatalf("CheckBinary(test_panic) error = %v", err)
 	}
@@ -460,10 +463,10 @@ func TestConformanceOfBinaries(t *testing.T) {
 			failed = append(failed, r.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{sdktest.CheckScoresInRange}, failed); diff != "" {
+	if diff := cmp.Diff([]string{conformance.CheckScoresInRange}, failed); diff != "" {
 		t.Errorf("CheckBinary(test_panic) failing checks (-want +got):\n%s\nreport: %+v", diff, rep)
 	}
-	if _, err := sdktest.CheckBinary(context.Background(), bin("test_stdout"), nil); err == nil {
+	if _, err := conformance.CheckBinary(context.Background(), bin("test_stdout"), nil); err == nil {
 		t.Errorf("CheckBinary(test_stdout) error = nil, want a launch error")
 	}
 }

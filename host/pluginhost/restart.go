@@ -13,12 +13,15 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/pkg/scorerpb"
 )
 
-// proc keeps one long-lived plugin process for a manifest entry, launching
-// it on first use and relaunching it with backoff after it breaks.
+// proc keeps one plugin process for a manifest entry, launching it on first
+// use and relaunching it after it breaks. The host's shared proc of a
+// scorer has many calls in flight; a solo proc (see solo in isolate.go)
+// has one at a time, so a death on it is the fault of the call it ran.
 type proc struct {
 	h      *Host
 	entry  Entry
@@ -27,13 +30,15 @@ type proc struct {
 	mu       sync.Mutex // held while launching
 	in       *instance
 	gen      uint64 // bumped at every launch
-	failures int    // consecutive failures, for the backoff
+	failures int    // consecutive failed launches, for the backoff
 	lastFail time.Time
 	fatal    error // a sha256 or describe mismatch: never launched again
 }
 
-// get returns the running instance, launching it (after the backoff when it
-// broke before) if there is none.
+// get returns the running instance, launching it if there is none. A
+// process that died is relaunched at once (the call it died on answers for
+// it); only a launch that failed makes the next one wait, with a backoff
+// that doubles up to MaxBackoff.
 func (p *proc) get(ctx context.Context) (*instance, uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
@@ -43,6 +48,9 @@ func (p *proc) get(ctx context.Context) (*instance, uint64, error) {
 	if p.fatal != nil {
 		return nil, 0, p.fatal
 	}
+	if p.h.isClosed() {
+		return nil, 0, ErrClosed
+	}
 	if p.in != nil && !p.in.client.Exited() {
 		return p.in, p.gen, nil
 	}
@@ -50,20 +58,9 @@ func (p *proc) get(ctx context.Context) (*instance, uint64, error) {
 		p.logger.Warn("plugin exited; relaunching")
 		p.in.kill()
 		p.in = nil
-		p.noteFailure()
 	}
-	if p.failures > 0 {
-		wait := p.backoff() - time.Since(p.lastFail)
-		if wait > 0 {
-			p.logger.Info("waiting before relaunch", logBackoff, wait.String(), logAttempt, p.failures+1)
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, 0, ctx.Err()
-			case <-t.C:
-			}
-		}
+	if err := p.wait(ctx); err != nil {
+		return nil, 0, err
 	}
 	sum, err := hex.DecodeString(p.entry.SHA256)
 	if err != nil || len(sum) != 32 {
@@ -74,7 +71,7 @@ func (p *proc) get(ctx context.Context) (*instance, uint64, error) {
 	p.logger.Debug("launching plugin", logPath, path)
 	in, err := launch(ctx, launchConfig{
 		path: path, sum: sum, logger: p.logger,
-		startTimeout: p.h.startTimeout, callTimeout: p.h.callTimeout,
+		startTimeout: p.h.startTimeout, callTimeout: p.h.deadline(1),
 	})
 	if err == nil {
 		if err = agree(p.entry, in.desc); err != nil {
@@ -85,27 +82,40 @@ func (p *proc) get(ctx context.Context) (*instance, uint64, error) {
 		if ctx.Err() != nil {
 			return nil, 0, ctx.Err()
 		}
-		err = fmt.Errorf("plugin %s: %w", p.entry.ID, err)
 		if permanent(err) {
-			p.fatal = err
+			p.fatal = fmt.Errorf("plugin %s: %w", p.entry.ID, err)
+			return nil, 0, p.fatal
 		}
-		p.noteFailure()
+		p.failures++
+		p.lastFail = time.Now()
 		p.logger.Error("plugin did not start", logError, err)
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("plugin %s: %w: %w", p.entry.ID, ErrStart, err)
 	}
+	p.failures = 0
 	p.in = in
 	p.gen++
 	return in, p.gen, nil
 }
 
-func (p *proc) noteFailure() {
-	p.failures++
-	p.lastFail = time.Now()
-}
-
-func (p *proc) backoff() time.Duration {
+// wait sleeps out the backoff after failed launches.
+func (p *proc) wait(ctx context.Context) error {
+	if p.failures == 0 {
+		return nil
+	}
 	d := float64(p.h.backoff) * math.Pow(2, float64(p.failures-1))
-	return time.Duration(min(d, float64(MaxBackoff)))
+	wait := time.Duration(min(d, float64(MaxBackoff))) - time.Since(p.lastFail)
+	if wait <= 0 {
+		return nil
+	}
+	p.logger.Info("waiting before relaunch", logBackoff, wait.String(), logAttempt, p.failures+1)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // broke kills instance generation gen after a failed call (unless it was
@@ -119,13 +129,6 @@ func (p *proc) broke(gen uint64, err error) {
 	p.logger.Error("plugin broke; killing it", logError, err)
 	p.in.kill()
 	p.in = nil
-	p.noteFailure()
-}
-
-func (p *proc) ok() {
-	p.mu.Lock()
-	p.failures = 0
-	p.mu.Unlock()
 }
 
 func (p *proc) close() {
@@ -138,10 +141,11 @@ func (p *proc) close() {
 	}
 }
 
-// score sends one batch. The error is set when the whole call failed (the
-// plugin could not start, died, hung past the deadline or answered
-// garbage); per-case failures are in the outcomes.
-func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]Outcome, error) {
+// score sends one batch under the deadline for its size. The error is set
+// when the whole call failed (the plugin could not start, died, hung past
+// the deadline or answered garbage; a hung or garbled process is killed);
+// per-case failures are in the outcomes.
+func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]batchrun.Outcome, error) {
 	in, gen, err := p.get(ctx)
 	if err != nil {
 		return nil, err
@@ -150,7 +154,8 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]Outcome, erro
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", p.entry.ID, err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, p.h.callTimeout)
+	deadline := p.h.deadline(len(cases))
+	cctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	resp, err := in.rpc.Score(cctx, req)
 	if err != nil {
@@ -158,7 +163,7 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]Outcome, erro
 			return nil, ctx.Err()
 		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
-			err = fmt.Errorf("plugin %s: %w: no answer within %v", p.entry.ID, ErrCrashed, p.h.callTimeout)
+			err = fmt.Errorf("%w; the process was killed", p.h.deadlineError("plugin "+string(p.entry.ID), len(cases)))
 		} else {
 			err = fmt.Errorf("plugin %s: %w: %v", p.entry.ID, ErrCrashed, err)
 		}
@@ -171,43 +176,28 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]Outcome, erro
 		p.broke(gen, err)
 		return nil, err
 	}
-	p.ok()
 	return outs, nil
 }
 
-func (p *proc) decode(cases []*scorer.Case, resp *scorerpb.ScoreResponse) ([]Outcome, error) {
+func (p *proc) decode(cases []*scorer.Case, resp *scorerpb.ScoreResponse) ([]batchrun.Outcome, error) {
 	res := resp.GetResults()
 	if len(res) != len(cases) {
 		return nil, fmt.Errorf("%d results for %d cases", len(res), len(cases))
 	}
-	outs := make([]Outcome, len(cases))
+	outs := make([]batchrun.Outcome, len(cases))
 	for i, r := range res {
 		if r.GetCaseId() != cases[i].ID {
 			return nil, fmt.Errorf("result %d is for case %q, want %q", i, r.GetCaseId(), cases[i].ID)
 		}
 		sr, err := scorerpb.ResultFromProto(r)
 		if err == nil {
-			err = validate(sr)
+			err = batchrun.ValidateResult(sr)
 		}
 		if err != nil {
-			outs[i] = Outcome{Err: fmt.Errorf("plugin %s: %w", p.entry.ID, err)}
+			outs[i] = batchrun.Outcome{Err: fmt.Errorf("plugin %s: %w", p.entry.ID, err)}
 			continue
 		}
-		outs[i] = Outcome{Result: sr}
+		outs[i] = batchrun.Outcome{Result: sr}
 	}
 	return outs, nil
-}
-
-// validate checks scores a plugin sent (one not built with the SDK may not
-// check them itself).
-func validate(r *scorer.Result) error {
-	if math.IsNaN(r.Score) || r.Score < 0 || r.Score > 1 {
-		return fmt.Errorf("invalid result: score %v is not in [0,1]", r.Score)
-	}
-	for _, c := range r.Checks {
-		if math.IsNaN(c.Score) || c.Score < 0 || c.Score > 1 {
-			return fmt.Errorf("invalid result: check %s score %v is not in [0,1]", c.KPI, c.Score)
-		}
-	}
-	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/assay-eval/assay/pkg/excerpt"
 )
 
 // Source names one evidence group.
@@ -40,41 +42,23 @@ func (s Source) Cap() int {
 	return 25
 }
 
-// Excerpt bounds.
+// Excerpt bounds (package excerpt holds the rule, shared with verify).
 const (
-	MaxExcerpt       = 500 // runes in a stored excerpt, marker included
-	MaxCommitSubject = 160 // runes in a commit subject (cut without a marker)
-	TruncationMarker = "… [truncated]"
+	MaxExcerpt       = excerpt.Max // runes in a stored excerpt, marker included
+	MaxCommitSubject = 160         // runes in a commit subject (cut without a marker)
+	TruncationMarker = excerpt.Marker
 )
 
-// Excerpt bounds s for storage. A string of more than MaxExcerpt runes
-// becomes its first 487 runes followed by TruncationMarker (13 runes,
-// starting with U+2026), exactly 500 runes, and truncated is true; a shorter
-// one is returned unchanged.
+// Excerpt bounds s for storage with excerpt.Bound: a string of more than
+// MaxExcerpt runes becomes its first 487 runes followed by TruncationMarker
+// (13 runes, starting with U+2026), exactly 500 runes, and truncated is
+// true; a shorter one is returned unchanged.
 //
 // Lengths are counted in runes (Unicode code points). The reference
 // implementation counts UTF-16 code units, so the two differ only for text
 // outside the Basic Multilingual Plane (emoji and the like), which counts
 // once here and twice there; a rune is never split.
-func Excerpt(s string) (excerpt string, truncated bool) {
-	if utf8.RuneCountInString(s) <= MaxExcerpt {
-		return s, false
-	}
-	keep := MaxExcerpt - utf8.RuneCountInString(TruncationMarker)
-	return cutRunes(s, keep) + TruncationMarker, true
-}
-
-// cutRunes returns the first n runes of s.
-func cutRunes(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
-}
+func Excerpt(s string) (bounded string, truncated bool) { return excerpt.Bound(s) }
 
 // Entry is one piece of evidence. ID is what an AI evaluator cites.
 type Entry struct {
@@ -196,7 +180,7 @@ func BuildBundle(t *Task, runID string) *Bundle {
 
 	var items []item
 	for _, c := range t.Commits {
-		subject := cutRunes(c.Subject, MaxCommitSubject)
+		subject := excerpt.Cut(c.Subject, MaxCommitSubject)
 		text := c.Message
 		if text == "" {
 			text = c.Subject

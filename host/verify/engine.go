@@ -19,20 +19,20 @@ import (
 
 	"github.com/assay-eval/assay/host/kpi"
 	"github.com/assay-eval/assay/host/pack"
-	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/host/score"
 	"github.com/assay-eval/assay/host/state"
 	"github.com/assay-eval/assay/host/store"
-	"github.com/assay-eval/assay/host/taskeval"
+	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/companyos"
 	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/excerpt"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/pkg/trace"
 )
 
 // Scorers scores batches of cases; *pluginhost.Host is one.
 type Scorers interface {
-	Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []pluginhost.Outcome
+	Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []batchrun.Outcome
 }
 
 // Config is what an Engine verifies with.
@@ -792,7 +792,7 @@ func (e *Engine) runJobs(ctx context.Context, byScorer map[scorer.ID][]job) {
 			mu.Lock()
 			defer mu.Unlock()
 			for i, j := range b.jobs {
-				var o pluginhost.Outcome
+				var o batchrun.Outcome
 				if i < len(outs) {
 					o = outs[i]
 				} else {
@@ -999,7 +999,7 @@ func declaredTag(d scorer.Description, k string) string {
 // bound keeps a stored excerpt within the evidence limit (500 characters,
 // with the truncation marker), as every stored excerpt is.
 func bound(s string) string {
-	b, _ := taskeval.Excerpt(s)
+	b, _ := excerpt.Bound(s)
 	return b
 }
 

@@ -14,9 +14,9 @@ import (
 
 	"github.com/assay-eval/assay/host/kpi"
 	"github.com/assay-eval/assay/host/pack"
-	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/host/score"
 	"github.com/assay-eval/assay/host/store"
+	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/plugins/builtin"
@@ -43,14 +43,14 @@ func newLocal() *local {
 	return l
 }
 
-func (l *local) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []pluginhost.Outcome {
+func (l *local) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []batchrun.Outcome {
 	l.mu.Lock()
 	l.calls[id] += len(cases)
 	for _, c := range cases {
 		l.labels[c.Task.Label]++
 	}
 	l.mu.Unlock()
-	out := make([]pluginhost.Outcome, len(cases))
+	out := make([]batchrun.Outcome, len(cases))
 	for i, c := range cases {
 		if l.fail[id] {
 			out[i].Err = errors.New("plugin crashed")
@@ -333,8 +333,8 @@ func contains(xs []string, x string) bool {
 // chatty returns a check whose detail, evidence and diagnostic are long.
 type chatty struct{ n int }
 
-func (c chatty) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []pluginhost.Outcome {
-	out := make([]pluginhost.Outcome, len(cases))
+func (c chatty) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []batchrun.Outcome {
+	out := make([]batchrun.Outcome, len(cases))
 	long := strings.Repeat("é", c.n)
 	for i := range cases {
 		out[i].Result = &scorer.Result{Score: 0, Checks: []scorer.Check{{KPI: "answer_keywords", Detail: long, Evidence: []string{long}}},
@@ -389,14 +389,14 @@ type cancelling struct {
 	cancel context.CancelFunc
 }
 
-func (c *cancelling) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []pluginhost.Outcome {
+func (c *cancelling) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []batchrun.Outcome {
 	c.mu.Lock()
 	c.n -= len(cases)
 	stop := c.n < 0
 	c.mu.Unlock()
 	if stop {
 		c.cancel()
-		out := make([]pluginhost.Outcome, len(cases))
+		out := make([]batchrun.Outcome, len(cases))
 		for i := range out {
 			out[i].Err = context.Canceled
 		}

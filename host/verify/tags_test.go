@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assay-eval/assay/host/pack"
-	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/host/score"
+	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/assay-eval/assay/pkg/scorer"
 )
@@ -25,8 +25,8 @@ type scripted struct {
 	labels map[string]int                    // cases seen per task label
 }
 
-func (s *scripted) Score(_ context.Context, id scorer.ID, cases []*scorer.Case) []pluginhost.Outcome {
-	out := make([]pluginhost.Outcome, len(cases))
+func (s *scripted) Score(_ context.Context, id scorer.ID, cases []*scorer.Case) []batchrun.Outcome {
+	out := make([]batchrun.Outcome, len(cases))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.got == nil {

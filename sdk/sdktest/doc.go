@@ -1,8 +1,7 @@
-// Package sdktest is the conformance kit for assay scorers. Run(t, s) serves
-// a scorer in-process over real gRPC (go-plugin's test mode) and checks it as
-// the host will use it: a valid description, every score in [0,1], checks
-// that name only declared KPI keys, deterministic results, a cancelled
-// context honoured and concurrent calls safe (run the test with -race).
-// CheckBinary runs the same checks against a built plugin binary and
-// returns a Report, for `assay plugins conformance`.
+// Package sdktest is the conformance kit for assay scorers in a Go test:
+// Run(t, s) runs package conformance's checks against a scorer served
+// in-process over real gRPC, each check as a subtest (run the test with
+// -race so the concurrency check means something); RunBinary does the same
+// for a built plugin binary. The checks themselves live in package
+// conformance, which does not import testing.
 package sdktest

@@ -2,11 +2,10 @@ package sdktest
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"testing"
 
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/conformance"
 )
 
 // TB is the part of testing.TB the Run functions use.
@@ -22,12 +21,10 @@ type TB interface {
 // promptly. Run the test with -race so the concurrency check means something.
 func Run(t *testing.T, s sdk.Scorer, cases ...*sdk.Case) {
 	t.Helper()
-	c, stop, err := Serve(s)
+	rep, err := conformance.CheckScorer(context.Background(), s, cases...)
 	if err != nil {
 		t.Fatalf("sdktest.Run: %v", err)
 	}
-	defer stop()
-	rep := Check(context.Background(), c, cases...)
 	for _, r := range rep {
 		t.Run(r.Name, func(t *testing.T) {
 			for _, p := range r.Problems {
@@ -35,26 +32,13 @@ func Run(t *testing.T, s sdk.Scorer, cases ...*sdk.Case) {
 			}
 		})
 	}
-	t.Run("direct_cancellation", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		all := cases
-		if len(all) == 0 {
-			all = Cases(s.Describe())
-		}
-		for _, cs := range all {
-			if err := returnsPromptly(func() { _, _ = s.Score(ctx, cs) }); err != "" {
-				t.Errorf("Score(cancelled context, case %q) %s", cs.ID, err)
-			}
-		}
-	})
 }
 
 // RunBinary launches the plugin binary at path and runs every conformance
 // check against it, reporting each problem through t.
 func RunBinary(t TB, path string, cases ...*sdk.Case) {
 	t.Helper()
-	rep, err := CheckBinary(context.Background(), path, nil, cases...)
+	rep, err := conformance.CheckBinary(context.Background(), path, nil, cases...)
 	if err != nil {
 		t.Fatalf("sdktest.RunBinary(%q): %v", path, err)
 	}
@@ -65,14 +49,6 @@ func RunBinary(t TB, path string, cases ...*sdk.Case) {
 	}
 }
 
-// CheckBinary launches the plugin binary at path (its log to stderr, nil to
-// discard) and runs every conformance check against it. The error is set only
-// when the binary cannot be launched.
-func CheckBinary(ctx context.Context, path string, stderr io.Writer, cases ...*sdk.Case) (Report, error) {
-	c, stop, err := Launch(path, stderr)
-	if err != nil {
-		return nil, fmt.Errorf("conformance: %w", err)
-	}
-	defer stop()
-	return Check(ctx, c, cases...), nil
-}
+// Cases builds the generic cases the checks score when given none (see
+// conformance.Cases).
+func Cases(d sdk.Description) []*sdk.Case { return conformance.Cases(d) }

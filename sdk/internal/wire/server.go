@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/pkg/scorerpb"
 )
@@ -24,7 +25,7 @@ var Handshake = plugin.HandshakeConfig{
 // server serves one scorer over gRPC.
 type server struct {
 	scorerpb.UnimplementedScorerServer
-	s      Scorer
+	s      batchrun.Scorer
 	desc   scorer.Description
 	logger hclog.Logger
 	limit  int
@@ -39,7 +40,7 @@ func (v *server) Score(ctx context.Context, req *scorerpb.ScoreRequest) (*scorer
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
 	}
-	outs := ScoreBatch(ctx, v.s, cases, v.limit)
+	outs := batchrun.Score(ctx, v.s, cases, v.limit)
 	resp := &scorerpb.ScoreResponse{Results: make([]*scorerpb.Result, len(cases))}
 	cancelled := 0
 	for i, o := range outs {
@@ -47,7 +48,7 @@ func (v *server) Score(ctx context.Context, req *scorerpb.ScoreRequest) (*scorer
 			cancelled++
 		} else if o.Err != nil {
 			args := []any{"case", cases[i].ID, "error", o.Err}
-			if p, ok := o.Err.(*PanicError); ok {
+			if p, ok := o.Err.(*batchrun.PanicError); ok {
 				args = append(args, "stack", string(p.Stack))
 			}
 			v.logger.Error("case failed", args...)
@@ -65,10 +66,10 @@ func (v *server) Score(ctx context.Context, req *scorerpb.ScoreRequest) (*scorer
 // scorerpb.ScorerClient.
 type Plugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl   Scorer
+	Impl   batchrun.Scorer
 	Desc   scorer.Description // what Describe answers (Impl's, with the SDK's fields filled in)
 	Logger hclog.Logger
-	Limit  int // cases scored at once per batch; 0 = Limit()
+	Limit  int // cases scored at once per batch; 0 = batchrun.Limit()
 }
 
 // GRPCServer registers the scorer service.

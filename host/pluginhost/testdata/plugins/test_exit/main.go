@@ -1,10 +1,14 @@
 // Command test_exit exits in the middle of a batch when it meets a case
-// labelled "exit".
+// whose label starts with "exit". A case labelled "once_exit" exits the
+// first time its case id is seen (a marker file in TMPDIR remembers it) and
+// scores after that: a crash that a fresh process does not repeat.
 package main
 
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/assay-eval/assay/host/pluginhost/testdata/plugins/testscorer"
 	"github.com/assay-eval/assay/sdk"
@@ -12,8 +16,15 @@ import (
 
 func main() {
 	sdk.Serve(testscorer.Scorer{ID: "test_exit", Hook: func(_ context.Context, c *sdk.Case) *sdk.Result {
-		if c.Task.Label == "exit" {
+		switch {
+		case strings.HasPrefix(c.Task.Label, "exit"):
 			os.Exit(7)
+		case c.Task.Label == "once_exit":
+			marker := filepath.Join(os.TempDir(), "assay-test-once-exit-"+c.ID)
+			if f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+				f.Close()
+				os.Exit(7)
+			}
 		}
 		return nil
 	}})

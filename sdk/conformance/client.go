@@ -1,4 +1,4 @@
-package sdktest
+package conformance
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorerpb"
 	"github.com/assay-eval/assay/sdk"
 	"github.com/assay-eval/assay/sdk/internal/wire"
@@ -24,7 +25,7 @@ type Client interface {
 	Describe(ctx context.Context) (sdk.Description, error)
 	// Score scores a batch and returns one outcome per case, in order; an
 	// error means the whole call failed.
-	Score(ctx context.Context, cases []*sdk.Case) ([]sdk.Outcome, error)
+	Score(ctx context.Context, cases []*sdk.Case) ([]batchrun.Outcome, error)
 }
 
 // grpcClient is a Client over a scorerpb.ScorerClient.
@@ -40,7 +41,7 @@ func (c grpcClient) Describe(ctx context.Context) (sdk.Description, error) {
 	return scorerpb.DescriptionFromProto(r), nil
 }
 
-func (c grpcClient) Score(ctx context.Context, cases []*sdk.Case) ([]sdk.Outcome, error) {
+func (c grpcClient) Score(ctx context.Context, cases []*sdk.Case) ([]batchrun.Outcome, error) {
 	req, err := scorerpb.EncodeScoreRequest(cases)
 	if err != nil {
 		return nil, err
@@ -52,13 +53,13 @@ func (c grpcClient) Score(ctx context.Context, cases []*sdk.Case) ([]sdk.Outcome
 	if len(resp.GetResults()) != len(cases) {
 		return nil, fmt.Errorf("score: %d results for %d cases", len(resp.GetResults()), len(cases))
 	}
-	outs := make([]sdk.Outcome, len(cases))
+	outs := make([]batchrun.Outcome, len(cases))
 	for i, r := range resp.GetResults() {
 		if r.GetCaseId() != cases[i].ID {
 			return nil, fmt.Errorf("score: result %d is for case %q, want %q", i, r.GetCaseId(), cases[i].ID)
 		}
 		res, err := scorerpb.ResultFromProto(r)
-		outs[i] = sdk.Outcome{Result: res, Err: err}
+		outs[i] = batchrun.Outcome{Result: res, Err: err}
 	}
 	return outs, nil
 }
@@ -70,7 +71,7 @@ func Serve(s sdk.Scorer) (Client, func(), error) {
 	reattach := make(chan *plugin.ReattachConfig, 1)
 	closed := make(chan struct{})
 	logger := hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off})
-	p := &wire.Plugin{Impl: s, Desc: sdk.Describe(s), Logger: logger}
+	p := &wire.Plugin{Impl: s, Desc: batchrun.Describe(s), Logger: logger}
 	go plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: wire.Plugins(p),

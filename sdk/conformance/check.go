@@ -1,4 +1,4 @@
-package sdktest
+package conformance
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorerpb"
 	"github.com/assay-eval/assay/sdk"
 )
@@ -150,7 +151,7 @@ func Check(ctx context.Context, c Client, cases ...*sdk.Case) Report {
 	return rep
 }
 
-func score(ctx context.Context, c Client, cases []*sdk.Case) ([]sdk.Outcome, error) {
+func score(ctx context.Context, c Client, cases []*sdk.Case) ([]batchrun.Outcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	outs, err := c.Score(ctx, cases)
@@ -165,7 +166,7 @@ func score(ctx context.Context, c Client, cases []*sdk.Case) ([]sdk.Outcome, err
 
 func unit(x float64) bool { return !math.IsNaN(x) && x >= 0 && x <= 1 }
 
-func rangeProblems(cases []*sdk.Case, outs []sdk.Outcome) []string {
+func rangeProblems(cases []*sdk.Case, outs []batchrun.Outcome) []string {
 	var p []string
 	for i, o := range outs {
 		id := cases[i].ID
@@ -185,7 +186,7 @@ func rangeProblems(cases []*sdk.Case, outs []sdk.Outcome) []string {
 	return p
 }
 
-func kpiProblems(d sdk.Description, cases []*sdk.Case, outs []sdk.Outcome) []string {
+func kpiProblems(d sdk.Description, cases []*sdk.Case, outs []batchrun.Outcome) []string {
 	var p []string
 	for i, o := range outs {
 		if o.Err != nil {
@@ -218,7 +219,7 @@ func fromUpstream(d sdk.Description, c *sdk.Case, k string) bool {
 }
 
 // diffProblems compares two runs of the same batch by their JSON.
-func diffProblems(what string, cases []*sdk.Case, a, b []sdk.Outcome) []string {
+func diffProblems(what string, cases []*sdk.Case, a, b []batchrun.Outcome) []string {
 	var p []string
 	for i := range a {
 		ja, jb := outcomeJSON(a[i]), outcomeJSON(b[i])
@@ -229,7 +230,7 @@ func diffProblems(what string, cases []*sdk.Case, a, b []sdk.Outcome) []string {
 	return p
 }
 
-func outcomeJSON(o sdk.Outcome) string {
+func outcomeJSON(o batchrun.Outcome) string {
 	if o.Err != nil {
 		return "error: " + o.Err.Error()
 	}
@@ -248,7 +249,7 @@ func cancelProblems(ctx context.Context, c Client, cases []*sdk.Case) []string {
 	pre, cancel := context.WithCancel(ctx)
 	cancel()
 	var (
-		outs []sdk.Outcome
+		outs []batchrun.Outcome
 		err  error
 	)
 	if msg := returnsPromptly(func() { outs, err = c.Score(pre, cases) }); msg != "" {
@@ -291,7 +292,7 @@ func returnsPromptly(f func()) string {
 
 // concurrencyProblems runs the batch from several goroutines at once; each
 // must agree with the lone first call.
-func concurrencyProblems(ctx context.Context, c Client, cases []*sdk.Case, want []sdk.Outcome) []string {
+func concurrencyProblems(ctx context.Context, c Client, cases []*sdk.Case, want []batchrun.Outcome) []string {
 	const callers = 8
 	var (
 		mu sync.Mutex

@@ -1,4 +1,4 @@
-package wire
+package batchrun
 
 import (
 	"context"
@@ -10,10 +10,15 @@ import (
 	"sync"
 
 	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/pkg/scorerpb"
 )
 
-// Scorer is sdk.Scorer, restated here so that this package does not import
-// sdk (sdk imports it).
+// SDKVersion is the version of the SDK's runner and transport, reported in
+// every description a plugin serves (sdk.SDKVersion is this constant).
+const SDKVersion = "1.0.0"
+
+// Scorer is sdk.Scorer's method set, restated here so that this package does
+// not import sdk (sdk imports it): any sdk.Scorer is a Scorer.
 type Scorer interface {
 	Describe() scorer.Description
 	Score(ctx context.Context, c *scorer.Case) (*scorer.Result, error)
@@ -40,11 +45,20 @@ var ErrNoResult = errors.New("scorer returned no result and no error")
 // Limit is the default number of cases a batch scores at once.
 func Limit() int { return max(2, runtime.GOMAXPROCS(0)) }
 
-// ScoreBatch scores every case with s, at most limit at a time, and returns
+// Describe returns s's description with the SDK's fields (SDKVersion,
+// Protocols) filled in: what a plugin serving s answers to Describe.
+func Describe(s Scorer) scorer.Description {
+	d := s.Describe()
+	d.SDKVersion = SDKVersion
+	d.Protocols = []int{scorerpb.ProtocolVersion}
+	return d
+}
+
+// Score scores every case with s, at most limit at a time, and returns
 // one outcome per case in the same order. A panic, an error return or an
 // invalid result fails only its own case. Once ctx is done, cases not yet
 // started fail with ctx's error.
-func ScoreBatch(ctx context.Context, s Scorer, cases []*scorer.Case, limit int) []Outcome {
+func Score(ctx context.Context, s Scorer, cases []*scorer.Case, limit int) []Outcome {
 	out := make([]Outcome, len(cases))
 	if limit <= 0 {
 		limit = Limit()

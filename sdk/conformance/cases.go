@@ -1,4 +1,4 @@
-package sdktest
+package conformance
 
 import (
 	"encoding/json"

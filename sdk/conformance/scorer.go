@@ -1,0 +1,54 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/assay-eval/assay/sdk"
+)
+
+// CheckDirectCancellation is the check CheckScorer adds: Score called
+// directly (no transport) with a cancelled context returns promptly.
+const CheckDirectCancellation = "direct_cancellation"
+
+// CheckScorer serves s in-process over real gRPC and runs every check
+// against it (with no cases, the generic Cases of its description), then
+// calls s.Score directly with a cancelled context, which must return
+// promptly. The error is set only when s cannot be served.
+func CheckScorer(ctx context.Context, s sdk.Scorer, cases ...*sdk.Case) (Report, error) {
+	c, stop, err := Serve(s)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: %w", err)
+	}
+	defer stop()
+	rep := Check(ctx, c, cases...)
+	if len(cases) == 0 {
+		cases = Cases(s.Describe())
+	}
+	return append(rep, Result{Name: CheckDirectCancellation, Problems: directCancelProblems(ctx, s, cases)}), nil
+}
+
+func directCancelProblems(ctx context.Context, s sdk.Scorer, cases []*sdk.Case) []string {
+	ctx, cancel := context.WithCancel(ctx)
+	cancel()
+	var p []string
+	for _, cs := range cases {
+		if msg := returnsPromptly(func() { _, _ = s.Score(ctx, cs) }); msg != "" {
+			p = append(p, fmt.Sprintf("Score(cancelled context, case %q) %s", cs.ID, msg))
+		}
+	}
+	return p
+}
+
+// CheckBinary launches the plugin binary at path (its log to stderr, nil to
+// discard) and runs every check against it. The error is set only when the
+// binary cannot be launched.
+func CheckBinary(ctx context.Context, path string, stderr io.Writer, cases ...*sdk.Case) (Report, error) {
+	c, stop, err := Launch(path, stderr)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: %w", err)
+	}
+	defer stop()
+	return Check(ctx, c, cases...), nil
+}
