@@ -25,29 +25,6 @@ import (
 // carries whole turns and snapshots.
 const maxMessage = 256 << 20
 
-// envAllowList is every variable of the host's environment a plugin sees;
-// nothing else (no ASSAY_DB, no PGPASSWORD, no cloud credentials) reaches it.
-var envAllowList = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "LANGUAGE", "TZ"}
-
-// pluginEnv is the environment a plugin is started with.
-func pluginEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "LC_") {
-			env = append(env, kv)
-			continue
-		}
-		for _, a := range envAllowList {
-			if k == a {
-				env = append(env, kv)
-				break
-			}
-		}
-	}
-	return env
-}
-
 // clientPlugin dispenses a scorerpb.ScorerClient.
 type clientPlugin struct{ plugin.NetRPCUnsupportedPlugin }
 
@@ -96,7 +73,7 @@ type launchConfig struct {
 // and asks it to Describe itself under a deadline.
 func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 	cmd := exec.Command(lc.path)
-	cmd.Env = pluginEnv()
+	cmd.Env = pluginEnv(os.Environ())
 	cmd.SysProcAttr = dieWithParent()
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,

@@ -125,9 +125,16 @@ func dispense(client *plugin.Client) (Client, error) {
 	return grpcClient{rpc: rpc}, nil
 }
 
-// hostEnv is the environment a launched plugin sees (as the host launches
-// it: nothing else of the caller's environment).
-var hostEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ"}
+// hostEnv is the environment a launched plugin sees, by exact name (as the
+// host launches it, host/pluginhost/env.go: nothing else of the caller's
+// environment, and the locale categories by name, never every LC_ prefix).
+var hostEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ",
+	"LANG", "LANGUAGE", "LC_ALL",
+	"LC_ADDRESS", "LC_COLLATE", "LC_CTYPE", "LC_IDENTIFICATION", "LC_MEASUREMENT",
+	"LC_MESSAGES", "LC_MONETARY", "LC_NAME", "LC_NUMERIC", "LC_PAPER",
+	"LC_TELEPHONE", "LC_TIME",
+}
 
 // Launch starts the plugin binary at path as the host does (go-plugin, gRPC,
 // AutoMTLS, an allow-listed environment) and returns a client and a function
