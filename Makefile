@@ -5,9 +5,9 @@ BIN       := bin
 PLUGINS   := $(patsubst cmd/assay-scorer-%/,%,$(wildcard cmd/assay-scorer-*/))
 GOBUILD   := $(GO) build -buildvcs=auto -trimpath
 FUZZTIME  ?= 30s
-# the fuzzer minimizes every new interesting input for at most this long, so
-# a large input cannot eat the whole FUZZTIME (DEVELOPERS.md)
-FUZZMINIMIZETIME ?= 2s
+# the fuzzer minimizes every new interesting input with at most this many
+# calls (or for this long, e.g. 2s), so minimizing cannot eat FUZZTIME (DEVELOPERS.md)
+FUZZMINIMIZETIME ?= 100x
 
 .PHONY: all build plugins test fuzz fuzz-list bench demo proto proto-check lint clean
 

@@ -10,12 +10,20 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/assay-eval/assay/host/store"
 )
+
+// dbOptions are the store.Open options the global flags give.
+func dbOptions(c *cli.Context) []store.Option {
+	return []store.Option{store.WithTimeout(c.Duration(flagDBTimeout))}
+}
 
 // Global flag names; each also reads an environment variable.
 const (
 	flagPluginDir = "plugin-dir"
 	flagDB        = "db"
+	flagDBTimeout = "db-timeout"
 	flagSchema    = "schema"
 	flagFormat    = "format"
 )
@@ -63,6 +71,8 @@ func (a *app) cliApp() *cli.App {
 				Usage: "directory holding the plugin `DIR`/manifest.json and the scorer binaries"},
 			&cli.StringFlag{Name: flagDB, Value: "assay.db", EnvVars: []string{"ASSAY_DB"},
 				Usage: "database: a SQLite file `PATH` or a postgres:// URL"},
+			&cli.DurationFlag{Name: flagDBTimeout, Value: store.DefaultTimeout, EnvVars: []string{"ASSAY_DB_TIMEOUT"},
+				Usage: "Postgres connect, statement and idle-transaction `TIMEOUT` (0: none; docs/storage.md)"},
 			&cli.StringFlag{Name: flagSchema, EnvVars: []string{"ASSAY_SCHEMA"},
 				Usage: "pack JSON schema `FILE` to use instead of the embedded one"},
 		},

@@ -88,7 +88,7 @@ func (a *app) eval(c *cli.Context) error {
 		if c.NArg() > 0 || c.IsSet("metrics") || c.IsSet("tests") || c.IsSet("regression") || c.IsSet("thresholds") {
 			return invalidf("eval: --report takes no FILE.json, --metrics, --tests, --regression or --thresholds")
 		}
-		if ev, stored, err = a.evalReport(c.Context, c.String(flagDB), c.String("report")); err != nil {
+		if ev, stored, err = a.evalReport(c.Context, c.String(flagDB), c.String("report"), dbOptions(c)); err != nil {
 			return err
 		}
 	} else {
@@ -201,25 +201,25 @@ func (a *app) evalInput(c *cli.Context) (verdict.Input, error) {
 }
 
 // evalReport reads the verdict stored with a verified run.
-func (a *app) evalReport(ctx context.Context, dsn, id string) (verdict.Evaluation, json.RawMessage, error) {
+func (a *app) evalReport(ctx context.Context, dsn, id string, opts []store.Option) (verdict.Evaluation, json.RawMessage, error) {
 	var ev verdict.Evaluation
 	runID, err := strconv.ParseInt(strings.TrimSpace(id), 10, 64)
 	if err != nil || runID <= 0 {
 		return ev, nil, invalidf("--report: run id %q is not a positive integer", id)
 	}
-	if !store.IsPostgresURL(dsn) {
+	if !store.IsPostgresURL(dsn) && !store.IsKeywordDSN(dsn) {
 		if _, err := os.Stat(dsn); err != nil {
-			return ev, nil, hostErr(fmt.Errorf("--report: no database at %s (set --db or ASSAY_DB): %w", dsn, err))
+			return ev, nil, hostErr(fmt.Errorf("--report: no database at %s (set --db or ASSAY_DB): %w", store.Redact(dsn), err))
 		}
 	}
-	st, err := store.Open(ctx, dsn)
+	st, err := store.Open(ctx, dsn, opts...)
 	if err != nil {
 		return ev, nil, hostErr(err)
 	}
 	defer st.Close()
 	run, err := st.RunByID(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) {
-		return ev, nil, invalidf("--report: no run %d in %s", runID, dsn)
+		return ev, nil, invalidf("--report: no run %d in %s", runID, store.Redact(dsn))
 	}
 	if err != nil {
 		return ev, nil, hostErr(err)

@@ -42,6 +42,7 @@ func startupConfigOf(c *cli.Context, createDB bool) invariant.Config {
 		SchemaPath: path,
 		DSN:        c.String(flagDB),
 		CreateDB:   createDB,
+		DBOptions:  dbOptions(c),
 	}
 }
 

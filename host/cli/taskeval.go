@@ -130,7 +130,7 @@ func (a *app) taskEval(c *cli.Context) error {
 		return invalid(err)
 	}
 
-	runID, err := a.storeTaskEval(c.Context, c.String(flagDB), args.run, res)
+	runID, err := a.storeTaskEval(c.Context, c.String(flagDB), args.run, res, dbOptions(c))
 	if err != nil {
 		return err
 	}
@@ -165,8 +165,8 @@ func renderInvalid(diags diag.List, sources map[string][]byte) error {
 // (which must be pending or running, and is left running), else into a new
 // run that is completed (or failed, when the write fails). It returns the
 // run's id.
-func (a *app) storeTaskEval(ctx context.Context, dsn, runID string, res *taskeval.Result) (string, error) {
-	st, err := store.Open(ctx, dsn)
+func (a *app) storeTaskEval(ctx context.Context, dsn, runID string, res *taskeval.Result, opts []store.Option) (string, error) {
+	st, err := store.Open(ctx, dsn, opts...)
 	if err != nil {
 		return "", hostErr(err)
 	}
@@ -176,7 +176,7 @@ func (a *app) storeTaskEval(ctx context.Context, dsn, runID string, res *taskeva
 	if runID != "" {
 		run, err := ts.Run(ctx, runID)
 		if errors.Is(err, taskeval.ErrRunNotFound) {
-			return "", invalidf("--run: no eval run %q in %s", runID, dsn)
+			return "", invalidf("--run: no eval run %q in %s", runID, store.Redact(dsn))
 		}
 		if err != nil {
 			return "", hostErr(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/verify"
 	"github.com/assay-eval/assay/pkg/diag"
 )
@@ -158,6 +159,10 @@ func verifyErr(err error) error {
 		return invalid(err)
 	case errors.Is(err, context.Canceled):
 		return hostErr(fmt.Errorf("interrupted; run the same command again to resume: %w", err))
+	case store.IsUnavailable(err):
+		return hostErr(fmt.Errorf("interrupted: the database is gone or stopped answering "+
+			"(see --db-timeout); the run is left resumable: run the same command again to resume "+
+			"once the database is back: %w", err))
 	}
 	return hostErr(err)
 }

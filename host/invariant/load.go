@@ -21,6 +21,8 @@ type Config struct {
 	// not exist yet, creating it. Without it such a file is left alone and
 	// the DB place is not opened. A Postgres URL is always opened.
 	CreateDB bool
+	// DBOptions are passed to store.Open (the Postgres timeouts, say).
+	DBOptions []store.Option
 }
 
 // Places is what Load found in each of the three places. Each place has its
@@ -108,7 +110,7 @@ func Load(ctx context.Context, cfg Config) *Places {
 		p.DB = DBPlace{DSN: cfg.DSN, Skipped: "not opened: the plugin manifest could not be loaded"}
 		return p
 	}
-	p.DB = loadDB(ctx, cfg.DSN, cfg.CreateDB && p.Manifest.Err == nil, p.Manifest.IDs)
+	p.DB = loadDB(ctx, cfg, p.Manifest.Err == nil, p.Manifest.IDs)
 	return p
 }
 
@@ -142,13 +144,14 @@ func loadSchema(path string) SchemaPlace {
 	return p
 }
 
-func loadDB(ctx context.Context, dsn string, create bool, manifestIDs []string) DBPlace {
+func loadDB(ctx context.Context, cfg Config, manifestLoaded bool, manifestIDs []string) DBPlace {
+	dsn := cfg.DSN
 	p := DBPlace{DSN: dsn}
-	if !create && !exists(dsn) {
+	if !(cfg.CreateDB && manifestLoaded) && !exists(dsn) {
 		p.Skipped = "no database yet (the first command that stores results creates it)"
 		return p
 	}
-	st, err := store.Open(ctx, dsn, store.WithScorerEnum(manifestIDs))
+	st, err := store.Open(ctx, dsn, append([]store.Option{store.WithScorerEnum(manifestIDs)}, cfg.DBOptions...)...)
 	if err != nil {
 		p.Err = err
 		return p
@@ -169,12 +172,14 @@ func loadDB(ctx context.Context, dsn string, create bool, manifestIDs []string) 
 }
 
 // exists reports whether dsn names a database that is already there: a
-// Postgres URL always counts; a SQLite path counts when the file exists.
+// Postgres URL always counts (and a keyword connection string, so that
+// store.Open refuses it with its message); a SQLite path counts when the
+// file exists.
 func exists(dsn string) bool {
 	if dsn == "" {
 		return false
 	}
-	if store.IsPostgresURL(dsn) {
+	if store.IsPostgresURL(dsn) || store.IsKeywordDSN(dsn) {
 		return true
 	}
 	_, err := os.Stat(dsn)

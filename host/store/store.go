@@ -61,6 +61,8 @@ type options struct {
 	scorerEnum  []string
 	busyTimeout time.Duration
 	openBudget  time.Duration
+	timeout     time.Duration // Postgres timeouts (WithTimeout)
+	timeoutSet  bool
 }
 
 // WithScorerEnum makes a database that this Open creates start with ids as
@@ -76,12 +78,6 @@ func WithScorerEnum(ids []string) Option {
 // spends retrying a busy database; tests shorten them.
 func withSQLiteTimeouts(busy, budget time.Duration) Option {
 	return func(o *options) { o.busyTimeout, o.openBudget = busy, budget }
-}
-
-// IsPostgresURL reports whether dsn names a Postgres server rather than a
-// SQLite file.
-func IsPostgresURL(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
 // Created reports whether opening the store created its schema: the
@@ -108,8 +104,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if IsKeywordDSN(dsn) {
+		return nil, fmt.Errorf("open database %s: %w", Redact(dsn), ErrKeywordDSN)
+	}
 	if IsPostgresURL(dsn) {
-		return openPostgres(ctx, dsn, o)
+		s, err := openPostgres(ctx, dsn, o)
+		return s, RedactError(err, dsn)
 	}
 	return openSQLite(ctx, dsn, o)
 }
@@ -123,6 +123,7 @@ func openPostgres(ctx context.Context, dsn string, o options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: parse postgres url: %w", err)
 	}
+	applyTimeouts(cfg, o)
 	s := newStore(stdlib.OpenDB(*cfg), Postgres)
 	s.db.SetMaxOpenConns(8)
 	s.db.SetMaxIdleConns(8)
@@ -266,21 +267,4 @@ func sqliteDSN(path string, busyTimeout time.Duration) string {
 
 func isSQLiteMemory(path string) bool {
 	return path == ":memory:" || strings.HasPrefix(path, "file::memory:") || strings.Contains(path, "mode=memory")
-}
-
-// Redact hides the password of a Postgres URL, for messages.
-func Redact(dsn string) string {
-	if !IsPostgresURL(dsn) {
-		return dsn
-	}
-	scheme, rest, _ := strings.Cut(dsn, "://")
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return dsn
-	}
-	user, _, hasPass := strings.Cut(rest[:at], ":")
-	if !hasPass {
-		return dsn
-	}
-	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }

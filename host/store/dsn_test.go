@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestRedactEveryCredentialForm (issue 14 item 7): every way a database
+// string carries a password is masked, and nothing else is changed.
+func TestRedactEveryCredentialForm(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, dsn, want string }{
+		{"url user info", "postgres://u:pw-secret@db:5432/x", "postgres://u:xxxxx@db:5432/x"},
+		{"postgresql scheme", "postgresql://u:pw-secret@db/x", "postgresql://u:xxxxx@db/x"},
+		{"at sign in password", "postgres://u:pw@-secret@db/x", "postgres://u:xxxxx@db/x"},
+		{"query password", "postgres://u@db/x?sslmode=disable&password=pw-secret", "postgres://u@db/x?sslmode=disable&password=xxxxx"},
+		{"escaped query key", "postgres://db/x?pass%77ord=pw-secret", "postgres://db/x?pass%77ord=xxxxx"},
+		{"upper-case query key", "postgres://db/x?PASSWORD=pw-secret&a=b", "postgres://db/x?PASSWORD=xxxxx&a=b"},
+		{"ssl password", "postgres://db/x?sslpassword=pw-secret", "postgres://db/x?sslpassword=xxxxx"},
+		{"both", "postgres://u:pw-secret@db/x?password=pw-secret", "postgres://u:xxxxx@db/x?password=xxxxx"},
+		{"keyword", "host=db user=u password=pw-secret dbname=x", "host=db user=u password=xxxxx dbname=x"},
+		{"keyword quoted", "host=db password='pw-secret with space' dbname=x", "host=db password=xxxxx dbname=x"},
+		{"keyword spaced", "host=db password = pw-secret", "host=db password=xxxxx"},
+		{"no password", "postgres://u@db/x?sslmode=disable", "postgres://u@db/x?sslmode=disable"},
+		{"sqlite path", "runs/assay.db", "runs/assay.db"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Redact(tt.dsn); got != tt.want {
+				t.Errorf("Redact(%q) = %q, want %q", tt.dsn, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRedactErrorQuotingTheSecret (issue 14 item 7): an error that quotes the
+// password (raw, URL-encoded or decoded) or a whole database string is
+// masked, and still unwraps to its cause.
+func TestRedactErrorQuotingTheSecret(t *testing.T) {
+	t.Parallel()
+	cause := errors.New("cause")
+	tests := []struct{ name, dsn, msg string }{
+		{"raw password", "postgres://u:pw-s%40cret@db/x", "auth failed for pw-s@cret"},
+		{"escaped password", "postgres://u:pw-s%40cret@db/x", "bad url postgres://u:pw-s%40cret@db/x"},
+		{"query password", "postgres://db/x?password=pw-secret", "server said pw-secret"},
+		{"another url", "postgres://db/x", "dial postgres://v:pw-secret@other/y?password=pw-secret: refused"},
+		{"keyword in text", "postgres://db/x", "cannot parse host=db password=pw-secret"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := RedactError(fmt.Errorf("%s: %w", tt.msg, cause), tt.dsn)
+			if strings.Contains(err.Error(), "pw-s") {
+				t.Errorf("RedactError(%q) = %q, holds the password", tt.msg, err)
+			}
+			if !errors.Is(err, cause) {
+				t.Errorf("RedactError(%q) no longer wraps its cause", tt.msg)
+			}
+		})
+	}
+}
+
+// TestOpenRefusesKeywordDSN (issue 14 item 7): a keyword connection string
+// is refused with a message naming the URL form, the message hides the
+// password, and no SQLite file is created.
+func TestOpenRefusesKeywordDSN(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, dsn := range []string{
+		"host=db user=u password=pw-secret dbname=x",
+		"dbname=x password=pw-secret",
+		"user=u  sslmode=disable",
+	} {
+		s, err := Open(context.Background(), dsn)
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open(%q) = nil error, want ErrKeywordDSN", dsn)
+		}
+		if !errors.Is(err, ErrKeywordDSN) || !strings.Contains(err.Error(), "postgres://") {
+			t.Errorf("Open(%q) = %v, want ErrKeywordDSN naming the URL form", dsn, err)
+		}
+		if strings.Contains(err.Error(), "pw-secret") {
+			t.Errorf("Open(%q) = %q, holds the password", dsn, err)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("Open created %v, want no file", ents)
+	}
+}
+
+// TestOpenPostgresErrorHidesPassword (issue 14 item 7): a Postgres that
+// cannot be reached is reported without the URL's passwords.
+func TestOpenPostgresErrorHidesPassword(t *testing.T) {
+	t.Parallel()
+	for _, dsn := range []string{
+		"postgres://u:pw-secret@127.0.0.1:1/x?connect_timeout=2",
+		"postgres://u@127.0.0.1:1/x?password=pw-secret&connect_timeout=2",
+		"postgres://u@127.0.0.1:1/x?password=pw-secret&connect_timeout=bad",
+	} {
+		_, err := Open(context.Background(), dsn)
+		if err == nil {
+			t.Fatalf("Open(%q) = nil error", dsn)
+		}
+		if strings.Contains(err.Error(), "pw-secret") {
+			t.Errorf("Open(%q) = %q, holds the password", dsn, err)
+		}
+	}
+}
