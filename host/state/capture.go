@@ -92,9 +92,12 @@ func Capture(ctx context.Context, cfg CaptureConfig) (*companyos.Snapshot, error
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c := &capturer{cfg: cfg, timeout: timeout}
+	c := &capturer{cfg: cfg, timeout: timeout, forms: tokenForms(cfg.Token)}
 	if c.cfg.HTTP == nil {
 		c.cfg.HTTP = &http.Client{}
+	}
+	if c.cfg.Token != "" {
+		c.cfg.HTTP = sameOriginOnly(c.cfg.HTTP)
 	}
 	if c.cfg.Backoff <= 0 {
 		c.cfg.Backoff = DefaultBackoff
@@ -141,22 +144,21 @@ func checkConfig(cfg CaptureConfig) (string, error) {
 type capturer struct {
 	cfg     CaptureConfig
 	timeout time.Duration
+	forms   []string // tokenForms of the token
 }
 
-// wrap marks err as a capture error and redacts the token from its text.
+// wrap marks err as a capture error and redacts the token, in every form,
+// from its text.
 func (c *capturer) wrap(err error) error {
-	if c.cfg.Token != "" && strings.Contains(err.Error(), c.cfg.Token) {
-		err = errors.New(c.redact(err.Error()))
+	if msg := err.Error(); c.redact(msg) != msg {
+		err = errors.New(c.redact(msg))
 	}
 	return fmt.Errorf("%w: %w", ErrCapture, err)
 }
 
-func (c *capturer) redact(s string) string {
-	if c.cfg.Token == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.cfg.Token, "[redacted]")
-}
+// redact hides the token in s in every form a server may echo it
+// (redactToken).
+func (c *capturer) redact(s string) string { return redactToken(s, c.forms) }
 
 // get fetches u, retrying 5xx responses and connection errors with backoff.
 func (c *capturer) get(ctx context.Context, u string) ([]byte, error) {
@@ -203,12 +205,17 @@ func (c *capturer) once(ctx context.Context, u string) ([]byte, bool, error) {
 	}
 	resp, err := c.cfg.HTTP.Do(req)
 	if err != nil {
-		return nil, true, err // *url.Error names the method and URL
+		// *url.Error names the method and URL; a refused redirect is final.
+		return nil, !errors.Is(err, errCrossOrigin), err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		return nil, true, fmt.Errorf("GET %s: reading the response: %w", u, err)
+	}
+	// What the snapshot stores, and any error quotes, never holds the token.
+	if hasTokenStart(body, c.forms) {
+		body = []byte(c.redact(string(body)))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, resp.StatusCode >= 500, &StatusError{URL: u, Status: resp.StatusCode, Body: c.errorBody(body)}
