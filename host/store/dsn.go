@@ -142,13 +142,21 @@ func RedactError(err error, dsn string) error {
 }
 
 // RedactText masks every password of dsn in s (as written, URL-decoded and
-// URL-encoded), then any postgres:// URL or password= setting s holds.
+// URL-encoded), then any postgres:// URL s holds (redactURL) and any
+// password= setting outside one.
 func RedactText(s, dsn string) string {
 	for _, pw := range passwords(dsn) {
 		s = strings.ReplaceAll(s, pw, redactMask)
 	}
-	s = urlInText.ReplaceAllStringFunc(s, redactURL)
-	return keywordPassword.ReplaceAllString(s, "${1}="+redactMask)
+	var b strings.Builder
+	last := 0
+	for _, m := range urlInText.FindAllStringIndex(s, -1) {
+		b.WriteString(keywordPassword.ReplaceAllString(s[last:m[0]], "${1}="+redactMask))
+		b.WriteString(redactURL(s[m[0]:m[1]]))
+		last = m[1]
+	}
+	b.WriteString(keywordPassword.ReplaceAllString(s[last:], "${1}="+redactMask))
+	return b.String()
 }
 
 // urlInText finds a postgres:// URL inside a message.

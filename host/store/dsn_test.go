@@ -51,6 +51,14 @@ func TestRedactErrorQuotingTheSecret(t *testing.T) {
 		{"another url", "postgres://db/x", "dial postgres://v:pw-secret@other/y?password=pw-secret: refused"},
 		{"keyword in text", "postgres://db/x", "cannot parse host=db password=pw-secret"},
 	}
+	t.Run("url keeps its other parameters", func(t *testing.T) {
+		t.Parallel()
+		dsn := "postgres://u@h/x?password=pw-secret&connect_timeout=1"
+		got := RedactError(errors.New("open "+dsn+": refused"), dsn).Error()
+		if want := "open postgres://u@h/x?password=xxxxx&connect_timeout=1: refused"; got != want {
+			t.Errorf("RedactError(%q) = %q, want %q", dsn, got, want)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
