@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -109,5 +110,46 @@ func TestRepositoryExplainsItself(t *testing.T) {
 		// git grep found nothing
 	default:
 		t.Fatalf("git grep: %v", err)
+	}
+}
+
+// maxFuzzSeed is the largest checked-in fuzz seed: the fuzzer minimizes each
+// new input it derives from a seed, and large seeds once made FuzzLoadPack
+// spend its whole budget minimizing (34 executions a minute).
+const maxFuzzSeed = 2 << 10
+
+// TestFuzzSeedsAreSmall (issue 14 item 9): every file of every
+// testdata/fuzz corpus is at most maxFuzzSeed bytes, and make fuzz bounds
+// minimization (-fuzzminimizetime), so every target spends its time fuzzing.
+func TestFuzzSeedsAreSmall(t *testing.T) {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.Contains(filepath.ToSlash(path), "/testdata/fuzz/") {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.Size() > maxFuzzSeed {
+			rel, _ := filepath.Rel(root, path)
+			t.Errorf("fuzz seed %s is %d bytes, want at most %d", rel, info.Size(), maxFuzzSeed)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "-fuzzminimizetime $(FUZZMINIMIZETIME)") {
+		t.Error("make fuzz does not pass -fuzzminimizetime")
 	}
 }
