@@ -52,25 +52,32 @@ func Redact(dsn string) string {
 // redactURL masks the user-information password and the password query
 // parameters of a Postgres URL, also when it does not parse.
 func redactURL(dsn string) string {
+	return mapURLPasswords(dsn, func(string) string { return redactMask })
+}
+
+// mapURLPasswords returns the Postgres URL dsn with each password (the user
+// information's, and the password and sslpassword query values) replaced by
+// f of it. It cuts the text where a parser would rather than parsing it, so a
+// URL that does not parse is handled too.
+func mapURLPasswords(dsn string, f func(string) string) string {
 	scheme, rest, _ := strings.Cut(dsn, "://")
-	query := ""
+	query, hasQuery := "", false
 	if q := strings.IndexByte(rest, '?'); q >= 0 {
-		rest, query = rest[:q], rest[q+1:]
+		rest, query, hasQuery = rest[:q], rest[q+1:], true
 	}
 	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if user, _, ok := strings.Cut(rest[:at], ":"); ok {
-			rest = user + ":" + redactMask + rest[at:]
+		if user, pw, ok := strings.Cut(rest[:at], ":"); ok {
+			rest = user + ":" + f(pw) + rest[at:]
 		}
 	}
 	out := scheme + "://" + rest
-	if query == "" {
+	if !hasQuery {
 		return out
 	}
 	params := strings.Split(query, "&")
 	for i, p := range params {
-		k, _, ok := strings.Cut(p, "=")
-		if ok && isPasswordKey(k) {
-			params[i] = k + "=" + redactMask
+		if k, v, ok := strings.Cut(p, "="); ok && isPasswordKey(k) {
+			params[i] = k + "=" + f(v)
 		}
 	}
 	return out + "?" + strings.Join(params, "&")
@@ -102,21 +109,7 @@ func passwords(dsn string) []string {
 	}
 	switch {
 	case IsPostgresURL(dsn):
-		_, rest, _ := strings.Cut(dsn, "://")
-		query := ""
-		if q := strings.IndexByte(rest, '?'); q >= 0 {
-			rest, query = rest[:q], rest[q+1:]
-		}
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
-				add(pw)
-			}
-		}
-		for _, p := range strings.Split(query, "&") {
-			if k, v, ok := strings.Cut(p, "="); ok && isPasswordKey(k) {
-				add(v)
-			}
-		}
+		mapURLPasswords(dsn, func(pw string) string { add(pw); return pw })
 	case IsKeywordDSN(dsn):
 		for _, m := range keywordPassword.FindAllStringSubmatch(dsn, -1) {
 			_, v, _ := strings.Cut(m[0], "=")
