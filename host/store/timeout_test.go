@@ -2,12 +2,19 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/url"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/assay-eval/assay/host/store/storetest"
 )
@@ -104,7 +111,30 @@ func TestPostgresTimeoutSettings(t *testing.T) {
 // wrong statement.
 func TestIsUnavailable(t *testing.T) {
 	t.Parallel()
-	if IsUnavailable(errors.New("syntax error")) || IsUnavailable(nil) || IsUnavailable(ErrNotFound) {
-		t.Error("IsUnavailable is true for a statement error")
+	timeout := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"statement error", errors.New("syntax error"), false},
+		{"not found", ErrNotFound, false},
+		{"unique violation", &pgconn.PgError{Code: "23505"}, false},
+		{"undefined table", &pgconn.PgError{Code: "42P01"}, false},
+		{"read timeout", fmt.Errorf("store turns: %w", timeout), true},
+		{"refused", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), true},
+		{"reset", syscall.ECONNRESET, true},
+		{"bad conn", driver.ErrBadConn, true},
+		{"unexpected eof", io.ErrUnexpectedEOF, true},
+		{"admin shutdown", &pgconn.PgError{Code: "57P01"}, true},
+		{"statement timeout", &pgconn.PgError{Code: "57014"}, true},
+		{"idle in transaction timeout", &pgconn.PgError{Code: "25P03"}, true},
+		{"connection failure", &pgconn.PgError{Code: "08006"}, true},
+	}
+	for _, tt := range tests {
+		if got := IsUnavailable(tt.err); got != tt.want {
+			t.Errorf("IsUnavailable(%s: %v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
 	}
 }
