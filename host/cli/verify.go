@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/assay-eval/assay/host/report"
 	"github.com/assay-eval/assay/host/verify"
 	"github.com/assay-eval/assay/pkg/diag"
 )
@@ -27,6 +28,7 @@ func (a *app) verifyCommand() *cli.Command {
 		Usage: "score whole harness runs: turn scores, gates, failure tags, verdicts and the Pareto frontier",
 		UsageText: `assay verify --pack P (--run DIR)... | --turns FILE [--candidate ID] [--out DIR]
              [--db URL] [--in-process] [--baseline ID] [--fresh] [--format text|json]
+             [--junit FILE] [--markdown FILE]
 
 Reads each candidate run (a harness directory with results/<label>.ndjson traces,
 optional results.json metrics and state/<label>.{before,after}.json snapshots; or a
@@ -39,6 +41,8 @@ A candidate whose run directory cannot be read is listed in summary.json's error
 and the others are verified. Each candidate's verdict follows its gates: FAIL
 (BLOCKED when nothing scored), or PASS / PASS_WITH_WARNINGS with the reasons.
 JSON numbers are at full precision; text prints 3 decimals (docs/verify.md).
+--junit and --markdown write the report for CI readers and job summaries
+(docs/ci.md).
 
 Exit codes: 0 every candidate passed its gates; 1 a gate failed; 2 invalid input
 (a candidate or turn that could not be read); 3 the host cannot run (invariant
@@ -48,7 +52,7 @@ than --scorer-error-share, of a candidate's turns).
 Example:
    assay verify --pack packs/example.yaml --run examples/runs/candidate-a \
        --run examples/runs/candidate-b --out out/`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
 			&cli.StringSliceFlag{Name: "run", Usage: "harness candidate `DIR` (repeatable)"},
 			&cli.StringFlag{Name: "turns", Usage: "turns `FILE` (JSONL, one turn a line)"},
@@ -62,7 +66,7 @@ Example:
 				Usage: "exit 3 when a scorer fails on more than this `SHARE` of a candidate's turns (or on all of them)"},
 			callTimeoutFlag(),
 			formatFlag(),
-		},
+		}, ciFlags()...),
 		Action: a.verify,
 	}
 }
@@ -95,6 +99,7 @@ func (a *app) verify(c *cli.Context) error {
 	}
 	defer s.close()
 
+	col := report.NewCollector()
 	prog := newProgress(a.stderr, "verify")
 	defer prog.done()
 	start := func(ctx context.Context) error {
@@ -119,6 +124,7 @@ func (a *app) verify(c *cli.Context) error {
 		Diagnostics:      func(ds diag.List) { fmt.Fprint(a.stderr, ds.Render(nil)) },
 		OnCandidate: func(out *verify.Outcome, cr *verify.CandidateReport) {
 			prog.done()
+			col.Add(out, cr)
 			if format == "text" {
 				printCandidate(a.stdout, out, cr)
 			}
@@ -126,6 +132,9 @@ func (a *app) verify(c *cli.Context) error {
 	})
 	if err != nil {
 		return verifyErr(err)
+	}
+	if err := writeCIReports(c, rep, col); err != nil {
+		return err
 	}
 	return a.printReport(rep, format)
 }
