@@ -73,7 +73,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	if req.ScorerErrorShare <= 0 {
 		req.ScorerErrorShare = DefaultScorerErrorShare
 	}
-	rep := &Report{Pack: PackRef{Name: p.Name(), Path: p.Path, SHA256: p.SHA256}, Candidates: []CandidateReport{},
+	rep := &Report{SchemaVersion: SummarySchemaVersion, Pack: PackRef{Name: p.Name(), Path: p.Path, SHA256: p.SHA256}, Candidates: []CandidateReport{},
 		Frontier: []string{}, Errors: []CandidateError{}, ScorerFailures: []ScorerFailure{}}
 	r := &runner{req: req, rep: rep}
 	inputs, err := r.readInputs()
