@@ -50,3 +50,14 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 	}
 	return nil
 }
+
+// inputCount counts the input forms given to verify.
+func inputCount(given ...bool) int {
+	n := 0
+	for _, g := range given {
+		if g {
+			n++
+		}
+	}
+	return n
+}
