@@ -126,7 +126,7 @@ type otlpTrace struct {
 	id        string
 	line      int // the line of its first span
 	label     string
-	labelRoot bool // label came from a root span
+	labelRank int // where label came from: 1 a resource, 2 a span, 3 the root span
 	candidate string
 	cost      *float64
 	root      *otlpRoot
@@ -167,17 +167,30 @@ func (rd *otlpReader) add(td *tracepb.TracesData, lineNo int) {
 			for _, sp := range ss.GetSpans() {
 				t := rd.trace(spanID(sp.GetTraceId()), lineNo)
 				t.candidate = cmp.Or(t.candidate, resCand, stringAttr(sp.GetAttributes(), attrCandidate))
-				if t.label == "" || (!t.labelRoot && len(sp.GetParentSpanId()) == 0) {
-					if l := cmp.Or(stringAttr(sp.GetAttributes(), rd.opts.LabelAttr), resLabel); l != "" {
-						t.label, t.labelRoot = l, len(sp.GetParentSpanId()) == 0
-					}
-				}
+				t.setLabel(stringAttr(sp.GetAttributes(), rd.opts.LabelAttr), resLabel, len(sp.GetParentSpanId()) == 0)
 				if hasResCost && t.cost == nil {
 					t.cost = &resCost
 				}
 				t.addSpan(sp)
 			}
 		}
+	}
+}
+
+// setLabel keeps the best-placed task label: the root span's, else any
+// span's, else a resource's.
+func (t *otlpTrace) setLabel(spanLabel, resLabel string, isRoot bool) {
+	rank, l := 0, ""
+	switch {
+	case spanLabel != "" && isRoot:
+		rank, l = 3, spanLabel
+	case spanLabel != "":
+		rank, l = 2, spanLabel
+	case resLabel != "":
+		rank, l = 1, resLabel
+	}
+	if rank > t.labelRank {
+		t.label, t.labelRank = l, rank
 	}
 }
 

@@ -189,3 +189,34 @@ func TestOTLPScoredEndToEnd(t *testing.T) {
 		t.Errorf("warnings = %v, want the trace without content and the trace without a label", warnings)
 	}
 }
+
+// TestOTLPLabelPrecedence: the root span's label, else any span's, else
+// the resource's, whatever order the spans arrive in.
+func TestOTLPLabelPrecedence(t *testing.T) {
+	t.Parallel()
+	type span struct {
+		spanLabel, resLabel string
+		root                bool
+	}
+	for _, tt := range []struct {
+		name  string
+		spans []span
+		want  string
+	}{
+		{"root span wins over child and resource", []span{{"child", "res", false}, {"root", "res", true}}, "root"},
+		{"child span wins over resource", []span{{"", "res", true}, {"child", "res", false}}, "child"},
+		{"resource alone", []span{{"", "res", false}}, "res"},
+		{"none", []span{{"", "", true}}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tr := &otlpTrace{}
+			for _, s := range tt.spans {
+				tr.setLabel(s.spanLabel, s.resLabel, s.root)
+			}
+			if tr.label != tt.want {
+				t.Errorf("label = %q, want %q", tr.label, tt.want)
+			}
+		})
+	}
+}
