@@ -21,7 +21,7 @@ const (
 )
 
 // writeOTLPBench writes the OTLP file of the ingestion benchmark.
-func writeOTLPBench(tb testing.TB, path string) {
+func writeOTLPBench(tb testing.TB, path string, traces int) {
 	f, err := os.Create(path)
 	if err != nil {
 		tb.Fatal(err)
@@ -33,7 +33,7 @@ func writeOTLPBench(tb testing.TB, path string) {
 	}
 	out, _ := json.Marshal([]genAIMessage{{Role: "assistant", FinishReason: "stop"}})
 	out = []byte(strings.Replace(string(out), `"parts":null`, `"parts":[{"type":"text","content":"Verdict: FAIL, the blocker is migration 0042."}]`, 1))
-	for t := 0; t < benchTraces; t++ {
+	for t := 0; t < traces; t++ {
 		if t%benchTracesPerLine == 0 {
 			w.WriteString(`{"resourceSpans":[{"resource":{"attributes":[` + str("assay.candidate", "bench") + `]},"scopeSpans":[{"spans":[`)
 		} else {
@@ -51,7 +51,7 @@ func writeOTLPBench(tb testing.TB, path string) {
 				str("gen_ai.operation.name", "execute_tool"), str("gen_ai.tool.name", fmt.Sprintf("tool_%d", s%7)),
 				str("gen_ai.tool.call.arguments", fmt.Sprintf(`{"query":"item %d","limit":8}`, s)))
 		}
-		if t%benchTracesPerLine == benchTracesPerLine-1 || t == benchTraces-1 {
+		if t%benchTracesPerLine == benchTracesPerLine-1 || t == traces-1 {
 			w.WriteString("]}]}]}\n")
 		}
 	}
@@ -113,7 +113,7 @@ func ingest(b *testing.B, inputs []*Input) int {
 func BenchmarkOTLPIngestion(b *testing.B) {
 	dir := b.TempDir()
 	otlpPath, turnsPath := filepath.Join(dir, "traces.jsonl"), filepath.Join(dir, "turns.jsonl")
-	writeOTLPBench(b, otlpPath)
+	writeOTLPBench(b, otlpPath, benchTraces)
 	writeTurnsEquivalent(b, otlpPath, turnsPath)
 	var otlpTime, turnsTime time.Duration
 	var turns int
