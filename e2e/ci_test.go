@@ -158,4 +158,12 @@ func TestVerifyOTLPInput(t *testing.T) {
 		t.Errorf("candidates = %+v, want agent-x and agent-y with 2 turns each", sum.Candidates)
 	}
 	mustValidate(t, schemaFor(t, "summary.v1.json"), "--format json", []byte(r.stdout))
+
+	// The same file again: every turn's input key (the sha256 of the NDJSON
+	// its spans map to) is unchanged, so every turn is reused.
+	again := run(t, filepath.Join(dir, "assay.db"), "verify", "--pack", "packs/example.yaml",
+		"--otlp", "host/verify/testdata/otlp/genai.jsonl")
+	if !strings.Contains(again.stdout, "resumed: 2 recorded turns reused") || strings.Contains(again.stdout, "rescored") {
+		t.Errorf("second verification did not reuse the recorded turns:\n%s", again.stdout)
+	}
 }

@@ -220,3 +220,28 @@ func TestOTLPLabelPrecedence(t *testing.T) {
 		})
 	}
 }
+
+// TestOTLPDuplicateLabel: two traces of one candidate for one task are an
+// error naming both traces.
+func TestOTLPDuplicateLabel(t *testing.T) {
+	t.Parallel()
+	span := func(trace string) string {
+		return `{"traceId":"` + trace + `","spanId":"c000000000000001","name":"root","attributes":[` +
+			`{"key":"assay.task.label","value":{"stringValue":"validate_delivery_tools"}}]}`
+	}
+	line := `{"resourceSpans":[{"scopeSpans":[{"spans":[` + span("0af7651916cd43dd8448eb211c80319c") + "," +
+		span("0af7651916cd43dd8448eb211c80319d") + `]}]}]}`
+	path := filepath.Join(t.TempDir(), "dup.jsonl")
+	if err := os.WriteFile(path, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ds, err := ReadOTLPFile(path, OTLPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := ds.Errors()
+	if len(errs) != 1 || errs[0].Code != codeOTLPDupLabel || !strings.Contains(errs[0].Message, "0af7651916cd43dd8448eb211c80319c") ||
+		!strings.Contains(errs[0].Message, "0af7651916cd43dd8448eb211c80319d") {
+		t.Errorf("diagnostics = %v, want one otlp.duplicate_label naming both traces", ds)
+	}
+}
