@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -81,35 +82,93 @@ func ReadOTLPFile(path string, opts OTLPOptions) ([]*Input, diag.List, error) {
 		opts.LabelAttr = DefaultLabelAttr
 	}
 	rd := &otlpReader{path: path, opts: opts, traces: map[string]*otlpTrace{}}
-	r := bufio.NewReaderSize(f, 64<<10)
-	un := protojson.UnmarshalOptions{DiscardUnknown: true}
-	for lineNo := 1; ; lineNo++ {
-		line, _, err := readLine(r, maxTurnLine)
-		if errors.Is(err, io.EOF) && len(line) == 0 {
-			break
-		}
-		pos := diag.Pos{File: path, Line: lineNo, Col: 1}
+	done := make(chan struct{})
+	defer close(done)
+	for res := range decodeLines(bufio.NewReaderSize(f, 64<<10), path, runtime.GOMAXPROCS(0), done) {
+		d := <-res
 		switch {
-		case errors.Is(err, errLineTooLong):
-			rd.diags = append(rd.diags, diag.Errorf(pos, codeOTLPSyntax, "line longer than %d MiB", maxTurnLine>>20))
-			continue
-		case err != nil && !errors.Is(err, io.EOF):
-			return nil, nil, fmt.Errorf("reading OTLP file %s: %w", path, err)
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			var td tracepb.TracesData
-			if uerr := un.Unmarshal(line, &td); uerr != nil {
-				rd.diags = append(rd.diags, diag.Errorf(pos, codeOTLPSyntax, "not an OTLP/JSON ExportTraceServiceRequest: %v", uerr))
-			} else {
-				rd.add(&td, lineNo)
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
+		case d.err != nil:
+			return nil, nil, fmt.Errorf("reading OTLP file %s: %w", path, d.err)
+		case d.diag != nil:
+			rd.diags = append(rd.diags, *d.diag)
+		case d.td != nil:
+			rd.add(d.td, d.lineNo)
 		}
 	}
 	inputs := rd.inputs()
 	return inputs, rd.diags, nil
+}
+
+// decodedLine is one line of an OTLP file: its export request, or why it
+// is not one, or the error that stopped reading.
+type decodedLine struct {
+	lineNo int
+	td     *tracepb.TracesData
+	diag   *diag.Diagnostic
+	err    error
+}
+
+// decodeLines reads r's lines and decodes them on workers (protojson is
+// most of the cost of reading OTLP), delivering them in file order: each
+// channel received yields its line. Closing done stops it.
+func decodeLines(r *bufio.Reader, path string, workers int, done <-chan struct{}) <-chan chan decodedLine {
+	order := make(chan chan decodedLine, 2*workers)
+	jobs := make(chan func(), workers)
+	for range workers {
+		go func() {
+			for j := range jobs {
+				j()
+			}
+		}()
+	}
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		un := protojson.UnmarshalOptions{DiscardUnknown: true}
+		for lineNo := 1; ; lineNo++ {
+			line, _, err := readLine(r, maxTurnLine)
+			if errors.Is(err, io.EOF) && len(line) == 0 {
+				return
+			}
+			res := make(chan decodedLine, 1) // never blocks a worker
+			select {
+			case order <- res:
+			case <-done:
+				return
+			}
+			pos := diag.Pos{File: path, Line: lineNo, Col: 1}
+			switch {
+			case errors.Is(err, errLineTooLong):
+				d := diag.Errorf(pos, codeOTLPSyntax, "line longer than %d MiB", maxTurnLine>>20)
+				res <- decodedLine{lineNo: lineNo, diag: &d}
+				continue
+			case err != nil && !errors.Is(err, io.EOF):
+				res <- decodedLine{lineNo: lineNo, err: err}
+				return
+			case len(bytes.TrimSpace(line)) == 0:
+				res <- decodedLine{lineNo: lineNo}
+			default:
+				job := func() {
+					td := &tracepb.TracesData{}
+					if uerr := un.Unmarshal(line, td); uerr != nil {
+						d := diag.Errorf(pos, codeOTLPSyntax, "not an OTLP/JSON ExportTraceServiceRequest: %v", uerr)
+						res <- decodedLine{lineNo: lineNo, diag: &d}
+						return
+					}
+					res <- decodedLine{lineNo: lineNo, td: td}
+				}
+				select {
+				case jobs <- job:
+				case <-done:
+					return
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				return
+			}
+		}
+	}()
+	return order
 }
 
 // otlpReader groups the spans of an OTLP file by trace.
