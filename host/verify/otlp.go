@@ -78,13 +78,19 @@ func ReadOTLPFile(path string, opts OTLPOptions) ([]*Input, diag.List, error) {
 	if opts.Candidate == "" {
 		opts.Candidate = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
+	return ReadOTLP(f, path, opts)
+}
+
+// ReadOTLP is ReadOTLPFile on a stream (an OTLP/HTTP JSON body, say) named
+// path in diagnostics; a trace naming no candidate is opts.Candidate.
+func ReadOTLP(r io.Reader, path string, opts OTLPOptions) ([]*Input, diag.List, error) {
 	if opts.LabelAttr == "" {
 		opts.LabelAttr = DefaultLabelAttr
 	}
 	rd := &otlpReader{path: path, opts: opts, traces: map[string]*otlpTrace{}}
 	done := make(chan struct{})
 	defer close(done)
-	for res := range decodeLines(bufio.NewReaderSize(f, 64<<10), path, runtime.GOMAXPROCS(0), done) {
+	for res := range decodeLines(bufio.NewReaderSize(r, 64<<10), path, runtime.GOMAXPROCS(0), done) {
 		d := <-res
 		switch {
 		case d.err != nil:
