@@ -16,7 +16,7 @@ func (a *app) packCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "pack",
 		Usage: "work with eval packs",
-		UsageText: "assay pack validate [--format text|json] PACK...\n\n" +
+		UsageText: "assay pack validate [--format text|json|github|sarif] PACK...\n\n" +
 			"Example:\n   assay pack validate packs/example.yaml packs/support-desk.yaml",
 		Subcommands: []*cli.Command{a.packValidateCommand()},
 	}
@@ -30,10 +30,12 @@ func (a *app) packValidateCommand() *cli.Command {
 		UsageText: "assay pack validate [--format text|json] PACK...\n\n" +
 			"Every problem of every pack is reported at once, as file:line:col: code: message\n" +
 			"with the source line and a caret; --format json prints\n" +
-			"[{file, valid, diagnostics: [...]}] instead.\n\n" +
+			"[{file, valid, diagnostics: [...]}] instead; --format github prints GitHub Actions\n" +
+			"annotations (::error file=F,line=L,col=C,title=CODE::message) and --format sarif\n" +
+			"a SARIF 2.1.0 log on stdout (docs/ci.md).\n\n" +
 			"Example:\n   assay pack validate packs/*.yaml\n" +
 			"   assay --schema my-schema.json pack validate --format json packs/example.yaml",
-		Flags:  []cli.Flag{formatFlag()},
+		Flags:  []cli.Flag{&cli.StringFlag{Name: flagFormat, Value: "text", Usage: "output `FORMAT`: text, json, github or sarif"}},
 		Action: a.packValidate,
 	}
 }
@@ -48,9 +50,11 @@ type packReport struct {
 }
 
 func (a *app) packValidate(c *cli.Context) error {
-	format, err := outputFormat(c)
-	if err != nil {
-		return err
+	format := c.String(flagFormat)
+	switch format {
+	case "text", "json", "github", "sarif":
+	default:
+		return invalidf("--format: want text, json, github or sarif, got %q", format)
 	}
 	if c.NArg() == 0 {
 		return invalidf("pack validate: name at least one PACK file")
@@ -78,17 +82,38 @@ func (a *app) packValidate(c *cli.Context) error {
 			a.printPackReport(r)
 		}
 	}
-	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(reports); err != nil {
-			return hostErr(fmt.Errorf("writing the report: %w", err))
-		}
-	} else if len(reports) > 1 {
-		fmt.Fprintf(a.stdout, "%d of %d packs valid\n", len(reports)-invalidCount, len(reports))
+	if err := a.writePackReports(format, reports, invalidCount); err != nil {
+		return hostErr(err)
 	}
 	if invalidCount > 0 {
 		return &ExitError{Code: ExitInvalid}
+	}
+	return nil
+}
+
+// writePackReports writes the reports in a format other than text (which
+// printPackReport prints pack by pack), or text's closing count.
+func (a *app) writePackReports(format string, reports []packReport, invalidCount int) error {
+	var all diag.List
+	for _, r := range reports {
+		all = append(all, r.Diagnostics...)
+	}
+	switch format {
+	case "json":
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(reports); err != nil {
+			return fmt.Errorf("writing the report: %w", err)
+		}
+	case "github":
+		return diag.WriteGitHub(a.stdout, all)
+	case "sarif":
+		return diag.WriteSARIF(a.stdout, diag.SARIFTool{Name: "assay", Version: ReadBuildInfo().Version,
+			InformationURI: "https://github.com/assay-eval/assay", HelpURI: "https://github.com/assay-eval/assay/blob/main/docs/pack.md#load-rules"}, all)
+	default:
+		if len(reports) > 1 {
+			fmt.Fprintf(a.stdout, "%d of %d packs valid\n", len(reports)-invalidCount, len(reports))
+		}
 	}
 	return nil
 }

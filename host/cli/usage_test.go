@@ -41,7 +41,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"arguments to a command that takes none", []string{"frontier", "--pack", fx + "pack.yaml", "extra"}, []string{`frontier: takes no arguments, got ["extra"]`}},
 		{"arguments to version", []string{"version", "now"}, []string{"version: takes no arguments"}},
 		{"arguments to verify", []string{"verify", "--pack", fx + "pack.yaml", "--turns", "t.ndjson", "extra"}, []string{"verify: takes no arguments"}},
-		{"bad --format", []string{"pack", "validate", "--format", "yaml", "p.yaml"}, []string{"--format: want text or json"}},
+		{"bad --format", []string{"pack", "validate", "--format", "yaml", "p.yaml"}, []string{"--format: want text, json, github or sarif"}},
 		{"register without binaries", []string{"plugins", "register"}, []string{"name at least one plugin binary"}},
 		{"register a wrongly named binary", []string{"--plugin-dir", t.TempDir(), "plugins", "register", notAPlugin},
 			[]string{"my-scorer: a scorer plugin binary is named assay-scorer-<id>"}},

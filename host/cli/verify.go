@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/assay-eval/assay/host/report"
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/verify"
 	"github.com/assay-eval/assay/pkg/diag"
@@ -26,12 +27,15 @@ func (a *app) verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "verify",
 		Usage: "score whole harness runs: turn scores, gates, failure tags, verdicts and the Pareto frontier",
-		UsageText: `assay verify --pack P (--run DIR)... | --turns FILE [--candidate ID] [--out DIR]
+		UsageText: `assay verify --pack P (--run DIR)... | --turns FILE | --otlp FILE [--label-attr K]
+             [--candidate ID] [--out DIR]
              [--db URL] [--in-process] [--baseline ID] [--fresh] [--format text|json]
+             [--junit FILE] [--markdown FILE]
 
 Reads each candidate run (a harness directory with results/<label>.ndjson traces,
 optional results.json metrics and state/<label>.{before,after}.json snapshots; or a
-turns file with one JSON turn a line), scores every turn with the pack's scorers and
+turns file with one JSON turn a line; or OpenTelemetry GenAI traces, one OTLP/JSON
+export request a line, one turn per trace: docs/otel.md), scores every turn with the pack's scorers and
 CEL checks, records each turn in the database as it completes, and writes
 results.json and summary.json to --out. Running it again for the same pack and
 candidate resumes an interrupted run; --fresh starts a new attempt.
@@ -40,6 +44,8 @@ A candidate whose run directory cannot be read is listed in summary.json's error
 and the others are verified. Each candidate's verdict follows its gates: FAIL
 (BLOCKED when nothing scored), or PASS / PASS_WITH_WARNINGS with the reasons.
 JSON numbers are at full precision; text prints 3 decimals (docs/verify.md).
+--junit and --markdown write the report for CI readers and job summaries
+(docs/ci.md).
 
 Exit codes: 0 every candidate passed its gates; 1 a gate failed; 2 invalid input
 (a candidate or turn that could not be read); 3 the host cannot run (invariant
@@ -49,10 +55,12 @@ than --scorer-error-share, of a candidate's turns).
 Example:
    assay verify --pack packs/example.yaml --run examples/runs/candidate-a \
        --run examples/runs/candidate-b --out out/`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
 			&cli.StringSliceFlag{Name: "run", Usage: "harness candidate `DIR` (repeatable)"},
 			&cli.StringFlag{Name: "turns", Usage: "turns `FILE` (JSONL, one turn a line)"},
+			&cli.StringFlag{Name: "otlp", Usage: "OTLP/JSON traces `FILE` (file exporter: one export request a line; docs/otel.md)"},
+			&cli.StringFlag{Name: "label-attr", Value: verify.DefaultLabelAttr, Usage: "with --otlp: the span or resource `ATTRIBUTE` naming a trace's task"},
 			&cli.StringFlag{Name: "candidate", Usage: "candidate `ID` (default: the run directory's or turns file's name)"},
 			&cli.StringFlag{Name: "out", Usage: "write results.json and summary.json to `DIR`"},
 			&cli.BoolFlag{Name: "in-process", Usage: "run the built-in scorers inside the host (debugging, performance baseline)"},
@@ -63,7 +71,7 @@ Example:
 				Usage: "exit 3 when a scorer fails on more than this `SHARE` of a candidate's turns (or on all of them)"},
 			callTimeoutFlag(),
 			formatFlag(),
-		},
+		}, ciFlags()...),
 		Action: a.verify,
 	}
 }
@@ -79,9 +87,9 @@ func (a *app) verify(c *cli.Context) error {
 		// set bounded on long runs at little cost. GOMEMLIMIT overrides it.
 		debug.SetMemoryLimit(verifyMemoryLimit)
 	}
-	runs, turnsFile := c.StringSlice("run"), c.String("turns")
-	if (len(runs) == 0) == (turnsFile == "") {
-		return invalidf("give --run DIR (one or more) or --turns FILE")
+	runs, turnsFile, otlpFile := c.StringSlice("run"), c.String("turns"), c.String("otlp")
+	if inputCount(len(runs) > 0, turnsFile != "", otlpFile != "") != 1 {
+		return invalidf("give --run DIR (one or more), --turns FILE or --otlp FILE")
 	}
 	if len(runs) > 1 && c.String("candidate") != "" {
 		return invalidf("--candidate names a single run; with several --run each candidate is its directory's name")
@@ -96,6 +104,7 @@ func (a *app) verify(c *cli.Context) error {
 	}
 	defer s.close()
 
+	col := report.NewCollector()
 	prog := newProgress(a.stderr, "verify")
 	defer prog.done()
 	start := func(ctx context.Context) error {
@@ -111,6 +120,8 @@ func (a *app) verify(c *cli.Context) error {
 		Engine:           s.engineConfig(c.Int("batch-size"), a.logger(), prog.update),
 		Runs:             runs,
 		TurnsFile:        turnsFile,
+		OTLPFile:         otlpFile,
+		OTLPLabelAttr:    c.String("label-attr"),
 		Candidate:        c.String("candidate"),
 		Baseline:         c.String("baseline"),
 		Fresh:            c.Bool("fresh"),
@@ -120,6 +131,7 @@ func (a *app) verify(c *cli.Context) error {
 		Diagnostics:      func(ds diag.List) { fmt.Fprint(a.stderr, ds.Render(nil)) },
 		OnCandidate: func(out *verify.Outcome, cr *verify.CandidateReport) {
 			prog.done()
+			col.Add(out, cr)
 			if format == "text" {
 				printCandidate(a.stdout, out, cr)
 			}
@@ -127,6 +139,9 @@ func (a *app) verify(c *cli.Context) error {
 	})
 	if err != nil {
 		return verifyErr(err)
+	}
+	if err := writeCIReports(c, rep, col); err != nil {
+		return err
 	}
 	return a.printReport(rep, format)
 }

@@ -524,8 +524,8 @@ func (e *Engine) prepare(v *pass, ts *TurnSpec, cache *snapshotCache) *prepared 
 	}
 	var traceSrc, beforeSrc, afterSrc []byte
 	var err error
-	if ts.line != nil {
-		traceSrc, beforeSrc, afterSrc, err = ts.line.load()
+	if ts.inline != nil {
+		traceSrc, beforeSrc, afterSrc, err = ts.inline.load()
 		if err != nil {
 			return p.fail(ts.Pos, "turns.read", err)
 		}

@@ -315,7 +315,7 @@ not json
 	if len(inputs) != 1 || len(inputs[0].Turns) != 1 || inputs[0].Turns[0].Label != "a" {
 		t.Fatalf("inputs = %+v, want one candidate with turn a", inputs)
 	}
-	nd, _, _, err := inputs[0].Turns[0].line.load()
+	nd, _, _, err := inputs[0].Turns[0].inline.load()
 	if err != nil || strings.TrimSpace(string(nd)) != `{"type":"done","reply":"hi","finalized":true}` {
 		t.Errorf("inline trace = %q, %v", nd, err)
 	}

@@ -53,10 +53,11 @@ type TurnSpec struct {
 	Pos        diag.Pos // where the turn was declared (trace file or turns line)
 
 	TracePath string // a trace file, or
-	// line locates a turns-file line whose "trace" array and inline
-	// snapshots are read again when the turn is scored, so a run's traces
-	// are never all in memory at once.
-	line *lineRef
+	// inline loads a trace given inline when the turn is scored: a
+	// turns-file line read again (lineRef), or a trace's OTLP spans written
+	// as NDJSON (otlpTurn), so a run's traces are never all in memory as
+	// NDJSON at once.
+	inline inlineSource
 
 	StateBefore Part
 	StateAfter  Part
@@ -315,7 +316,7 @@ func ReadTurnsFile(path, defaultCandidate string) ([]*Input, diag.List, error) {
 		ts, ds := decodeTurnLine(path, dir, lineNo, line, defaultCandidate)
 		diags = append(diags, ds...)
 		if ts != nil {
-			ts.line = &lineRef{path: path, offset: start, n: len(line)}
+			ts.inline = &lineRef{path: path, offset: start, n: len(line)}
 			key := [2]string{ts.Candidate, ts.Label}
 			if first, dup := seen[key]; dup {
 				diags = append(diags, diag.Errorf(pos, codeTurnsLabel, "candidate %q already has a turn for %q (line %d)", ts.Candidate, ts.Label, first.Line))
@@ -460,6 +461,11 @@ func readLine(r *bufio.Reader, max int) (line []byte, n int, err error) {
 		}
 		return bytes.TrimRight(line, "\r\n"), n, nil
 	}
+}
+
+// inlineSource loads a turn's trace (as NDJSON) and inline snapshots.
+type inlineSource interface {
+	load() (traceNDJSON, before, after []byte, err error)
 }
 
 // lineRef locates one line of a turns file.

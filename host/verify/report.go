@@ -19,9 +19,12 @@ type PackRef struct {
 // Report is one verification of one or more candidates against a pack: what
 // Run returns and what summary.json holds (docs/verify.md).
 type Report struct {
-	Pack       PackRef           `json:"pack"`
-	Candidates []CandidateReport `json:"candidates"`
-	Frontier   []string          `json:"frontier"`
+	// SchemaVersion is the version of summary.json's layout
+	// (packs/schema/summary.v1.json); SummarySchemaVersion.
+	SchemaVersion int               `json:"schema_version"`
+	Pack          PackRef           `json:"pack"`
+	Candidates    []CandidateReport `json:"candidates"`
+	Frontier      []string          `json:"frontier"`
 	// Errors are the candidates whose input could not be read at all: they
 	// were not verified, and each is listed with why.
 	Errors []CandidateError `json:"errors"`
@@ -36,6 +39,11 @@ type Report struct {
 	// were also passed to Request.Diagnostics as they were found.
 	Diagnostics diag.List `json:"-"`
 }
+
+// SummarySchemaVersion is the summary.json layout this assay writes: it
+// changes when a field is removed or changes meaning (docs/verify.md), not
+// when one is added.
+const SummarySchemaVersion = 1
 
 // CandidateReport is one verified candidate: its score summary, what was
 // reused from an earlier verification, and its verdict.

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,10 +20,14 @@ import (
 type Request struct {
 	// Engine is the pack, scorers and store to verify with.
 	Engine Config
-	// Runs are harness candidate directories; TurnsFile is a turns file.
-	// Give one or the other.
+	// Runs are harness candidate directories; TurnsFile is a turns file;
+	// OTLPFile is an OTLP/JSON traces file (docs/otel.md). Give one of them.
 	Runs      []string
 	TurnsFile string
+	OTLPFile  string
+	// OTLPLabelAttr is the attribute naming an OTLP trace's task; empty
+	// means DefaultLabelAttr.
+	OTLPLabelAttr string
 	// Candidate overrides the candidate ID of a single run or of a turns
 	// file's turns that name none.
 	Candidate string
@@ -73,7 +78,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	if req.ScorerErrorShare <= 0 {
 		req.ScorerErrorShare = DefaultScorerErrorShare
 	}
-	rep := &Report{Pack: PackRef{Name: p.Name(), Path: p.Path, SHA256: p.SHA256}, Candidates: []CandidateReport{},
+	rep := &Report{SchemaVersion: SummarySchemaVersion, Pack: PackRef{Name: p.Name(), Path: p.Path, SHA256: p.SHA256}, Candidates: []CandidateReport{},
 		Frontier: []string{}, Errors: []CandidateError{}, ScorerFailures: []ScorerFailure{}}
 	r := &runner{req: req, rep: rep}
 	inputs, err := r.readInputs()
@@ -150,14 +155,21 @@ func (r *runner) diagnose(ds diag.List) {
 // run directory that cannot be read is listed in the report's errors.
 func (r *runner) readInputs() ([]*Input, error) {
 	var inputs []*Input
-	if r.req.TurnsFile != "" {
-		ins, ds, err := ReadTurnsFile(r.req.TurnsFile, r.req.Candidate)
+	if file := cmp.Or(r.req.TurnsFile, r.req.OTLPFile); file != "" {
+		var ins []*Input
+		var ds diag.List
+		var err error
+		if r.req.TurnsFile != "" {
+			ins, ds, err = ReadTurnsFile(file, r.req.Candidate)
+		} else {
+			ins, ds, err = ReadOTLPFile(file, OTLPOptions{Candidate: r.req.Candidate, LabelAttr: r.req.OTLPLabelAttr})
+		}
 		if err != nil {
 			return nil, &InputError{Err: err}
 		}
 		r.diagnose(ds)
 		if ds.HasErrors() {
-			return nil, &InputError{Err: fmt.Errorf("turns file %s is not valid", r.req.TurnsFile)}
+			return nil, &InputError{Err: fmt.Errorf("%s is not valid", file)}
 		}
 		inputs = ins
 	}
