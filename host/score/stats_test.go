@@ -80,7 +80,7 @@ func TestSummarizeUnequalEpochs(t *testing.T) {
 	if got.N != 9 || got.Unscored != 1 || got.Epochs != 4 || got.EpochsMin != 2 {
 		t.Errorf("n %d unscored %d epochs %d..%d, want 9, 1, 2..4", got.N, got.Unscored, got.EpochsMin, got.Epochs)
 	}
-	wantAt := map[string]float64{"1": (2.0/3 + 1 + 0) / 3, "2": 2.0 / 3}      // a: 1-C(1,2)/C(3,2) = 1
+	wantAt := map[string]float64{"1": (2.0/3 + 1 + 0) / 3, "2": 2.0 / 3}              // a: 1-C(1,2)/C(3,2) = 1
 	wantHat := map[string]float64{"1": (2.0/3 + 1 + 0) / 3, "2": (1.0/3 + 1 + 0) / 3} // a: C(2,2)/C(3,2) = 1/3
 	if diff := cmp.Diff(wantAt, got.PassAtK, approx); diff != "" {
 		t.Errorf("pass_at_k (-want +got):\n%s", diff)
