@@ -32,7 +32,7 @@ func TestScoringEpochFields(t *testing.T) {
 	}
 	bad := []struct {
 		name, scoring, code string
-		line, col          int
+		line, col           int
 	}{
 		{"threshold above 1", "pass_threshold: 1.5", CodeRange, 8, 19},
 		{"k zero", "min_pass_hat_k: {k: 0, value: 0.5}", CodeRange, 8, 23},
