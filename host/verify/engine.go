@@ -240,10 +240,10 @@ type snapshotBlob struct {
 // pass is one candidate's verification in progress.
 type pass struct {
 	candidate string
-	run       *store.Run               // nil when nothing is recorded
+	run       *store.Run                      // nil when nothing is recorded
 	prior     map[store.TurnKey]store.TurnRow // latest recorded revision of each turn
 	results   map[store.TurnKey]TurnResult
-	stored    map[string]bool          // snapshots recorded by this pass, by sha256
+	stored    map[string]bool // snapshots recorded by this pass, by sha256
 	out       *Outcome
 }
 

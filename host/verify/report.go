@@ -55,8 +55,8 @@ type CandidateReport struct {
 	// Retried counts the turns recorded before as unscored (input
 	// unreadable, scorer broken) that were scored again; RetriedLabels
 	// names them.
-	Retried       int        `json:"retried"`
-	RetriedLabels []string   `json:"retried_labels"`
+	Retried       int      `json:"retried"`
+	RetriedLabels []string `json:"retried_labels"`
 	// Paired is the comparison with the baseline, task by task; nil without
 	// a baseline and for the baseline itself.
 	Paired  *score.Paired `json:"paired,omitempty"`

@@ -135,7 +135,7 @@ type runner struct {
 	eng      *Engine
 	rw       *resultsWriter
 	baseline map[string]score.Sample // task label -> the baseline's task score
-	scorerOf map[string]string  // task label -> its scorer
+	scorerOf map[string]string       // task label -> its scorer
 }
 
 // isTask reports whether label is a task of the pack.
