@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -87,7 +88,7 @@ type metrics struct {
 	StartedAt  string   `json:"started_at"`
 	FinishedAt string   `json:"finished_at"`
 	TraceFile  string   `json:"trace_file"`
-	Epoch      *int     `json:"epoch"` // absent: 1
+	Epoch      *float64 `json:"epoch"` // absent: 1; else a positive integer (epochOf)
 	// trace, state_before and state_after are read from the line's tree
 	// (decodeTurnLine) and when the turn is scored (lineRef.load).
 }
@@ -159,13 +160,23 @@ func ReadRunDirTasks(dir, candidate string, isTask func(string) bool) (*Input, d
 	return in, diags, nil
 }
 
-// key is the turn a metrics row is about.
+// key is the turn a metrics row is about (a row with a bad epoch is
+// dropped before it is keyed).
 func (m metrics) key() store.TurnKey {
-	e := 1
-	if m.Epoch != nil {
-		e = *m.Epoch
-	}
+	e, _ := epochOf(m.Epoch)
 	return store.TurnKey{Label: m.Label, Epoch: e}
+}
+
+// epochOf is a row's epoch: 1 when absent; an error unless a whole number
+// from 1 up.
+func epochOf(v *float64) (int, error) {
+	if v == nil {
+		return 1, nil
+	}
+	if *v < 1 || *v != math.Trunc(*v) || *v > math.MaxInt32 {
+		return 0, fmt.Errorf("epoch: want a whole number from 1 up, got %v", *v)
+	}
+	return int(*v), nil
 }
 
 // traceFile is one trace of a run directory's results/.
@@ -372,8 +383,8 @@ func decodeMetrics(file string, src []byte) ([]metrics, []*jsonpos.Node, diag.Li
 				diags = append(diags, s.Errorf(valueOff(e, f.key), codeRunMetrics, "entry %d: %s: %v", i, f.key, err))
 			}
 		}
-		if m.Epoch != nil && *m.Epoch < 1 {
-			diags = append(diags, s.Errorf(valueOff(e, "epoch"), codeRunMetrics, "entry %d: epoch: want an epoch >= 1, got %d", i, *m.Epoch))
+		if _, err := epochOf(m.Epoch); err != nil {
+			diags = append(diags, s.Errorf(valueOff(e, "epoch"), codeRunMetrics, "entry %d: %v", i, err))
 			continue
 		}
 		rows, nodes = append(rows, m), append(nodes, e)
@@ -489,12 +500,9 @@ func decodeTurnLine(file, dir string, lineNo int, line []byte, defaultCandidate 
 		diags = append(diags, diag.Errorf(pos, codeTurnsField, "turn has no label"))
 	}
 	ts := &TurnSpec{Candidate: cmp.Or(m.Candidate, defaultCandidate), Label: m.Label, Epoch: 1, Persona: m.Persona, LatencyS: m.LatencyS, CostUSD: m.CostUSD, Pos: pos}
-	if m.Epoch != nil {
-		ts.Epoch = *m.Epoch
-		if ts.Epoch < 1 {
-			_, ep := member("epoch")
-			diags = append(diags, diag.Errorf(ep, codeTurnsField, "epoch: want an epoch >= 1, got %d", ts.Epoch))
-		}
+	if ts.Epoch, err = epochOf(m.Epoch); err != nil {
+		_, ep := member("epoch")
+		diags = append(diags, diag.Errorf(ep, codeTurnsField, "%v", err))
 	}
 	for _, f := range []struct {
 		key, val string
