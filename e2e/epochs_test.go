@@ -141,6 +141,16 @@ func TestVerifyEpochs(t *testing.T) {
 		t.Errorf("frontier_not_distinguishable (-want +got):\n%s", diff)
 	}
 
+	// assay frontier reads the stored summaries and marks the same pairs.
+	fr := run2(t, db, "frontier", "--pack", "packs/example.yaml", "--format", "json")
+	var stored epochSummary
+	if err := json.Unmarshal([]byte(fr.stdout), &stored); err != nil {
+		t.Fatalf("frontier: %v\n%s", err, fr.stderr)
+	}
+	if diff := cmp.Diff(wantPairs, stored.NotDistinguishable); diff != "" {
+		t.Errorf("assay frontier: frontier_not_distinguishable (-want +got):\n%s", diff)
+	}
+
 	// The same input and seed give the same interval (the turns are reused).
 	again := run2(t, db, args...)
 	var sum2 epochSummary

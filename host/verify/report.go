@@ -196,9 +196,10 @@ func Frontier(pareto bool, sums []score.Summary) []string {
 	return out
 }
 
-// notDistinguishable lists, in frontier order, the pairs of frontier
-// candidates whose mean_score intervals overlap.
-func notDistinguishable(frontier []string, sums []score.Summary) [][2]string {
+// NotDistinguishable lists, in frontier order, the pairs of frontier
+// candidates whose mean_score intervals overlap: not distinguishable on
+// this data (docs/scoring.md).
+func NotDistinguishable(frontier []string, sums []score.Summary) [][2]string {
 	ci := make(map[string][]float64, len(sums))
 	for _, s := range sums {
 		ci[s.Candidate] = s.MeanScoreCI95

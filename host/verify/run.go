@@ -116,7 +116,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 		sums = append(sums, c.Summary)
 	}
 	rep.Frontier = Frontier(p.Scoring.ParetoFilter, sums)
-	rep.NotDistinguishable = notDistinguishable(rep.Frontier, sums)
+	rep.NotDistinguishable = NotDistinguishable(rep.Frontier, sums)
 	if r.rw != nil {
 		if err := r.rw.close(); err != nil {
 			return nil, err
