@@ -229,34 +229,44 @@ func draw2(x, n uint64) (uint64, uint64) {
 	return (x & 0xffffffff) * n >> 32, (x >> 32) * n >> 32
 }
 
-// resampleUniform is the mean of len(v) values drawn with replacement.
+// resampleUniform is the mean of len(v) values drawn with replacement. The
+// two indexes of a draw go to two sums, so the additions overlap.
 func resampleUniform(rng *rand.PCG, v []float64) float64 {
 	n := uint64(len(v))
-	var sum float64
-	for i := uint64(0); i < n; i += 2 {
+	var s0, s1 float64
+	i := uint64(0)
+	for ; i+1 < n; i += 2 {
 		j, k := draw2(rng.Uint64(), n)
-		sum += v[j]
-		if i+1 < n {
-			sum += v[k]
-		}
+		s0 += v[j]
+		s1 += v[k]
 	}
-	return sum / float64(n)
+	if i < n {
+		j, _ := draw2(rng.Uint64(), n)
+		s0 += v[j]
+	}
+	return (s0 + s1) / float64(n)
 }
 
-// resampleWeighted is the weighted mean of len(t) tasks drawn with replacement.
+// resampleWeighted is the weighted mean of len(t) tasks drawn with
+// replacement, with two sums of each kind like resampleUniform.
 func resampleWeighted(rng *rand.PCG, t []weighted) float64 {
 	n := uint64(len(t))
-	var sw, sv float64
-	for i := uint64(0); i < n; i += 2 {
+	var w0, w1, v0, v1 float64
+	i := uint64(0)
+	for ; i+1 < n; i += 2 {
 		j, k := draw2(rng.Uint64(), n)
-		sw += t[j].w
-		sv += t[j].wv
-		if i+1 < n {
-			sw += t[k].w
-			sv += t[k].wv
-		}
+		a, b := t[j], t[k]
+		w0 += a.w
+		v0 += a.wv
+		w1 += b.w
+		v1 += b.wv
 	}
-	return sv / sw
+	if i < n {
+		j, _ := draw2(rng.Uint64(), n)
+		w0 += t[j].w
+		v0 += t[j].wv
+	}
+	return (v0 + v1) / (w0 + w1)
 }
 
 // Overlap reports whether two intervals [lo, hi] share a point (compared at

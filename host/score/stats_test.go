@@ -223,16 +223,28 @@ func TestPairedRegression(t *testing.T) {
 	}
 }
 
-// BenchmarkBootstrap: 10,000 tasks, 10,000 resamples (at most 1 s, docs/scoring.md).
+// BenchmarkBootstrap: 10,000 tasks, 10,000 resamples, at most 1 s
+// (docs/scoring.md): equal task weights, and unequal ones.
 func BenchmarkBootstrap(b *testing.B) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	s := make([]Sample, 10000)
-	for i := range s {
-		s[i] = Sample{Value: rng.Float64(), Weight: 1}
+	for _, weighted := range []bool{false, true} {
+		name := "equal_weights"
+		if weighted {
+			name = "task_weights"
+		}
+		b.Run(name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			s := make([]Sample, 10000)
+			for i := range s {
+				s[i] = Sample{Value: rng.Float64(), Weight: 1}
+				if weighted {
+					s[i].Weight = 1 + float64(i%4)/4
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				Bootstrap(s, DefaultResamples, DefaultSeed)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/bootstrap")
+		})
 	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		Bootstrap(s, DefaultResamples, DefaultSeed)
-	}
-	b.ReportMetric(float64(b.Elapsed().Seconds())/float64(b.N), "s/bootstrap")
 }
