@@ -496,28 +496,8 @@ func TestTurnRevisionsOnOldDatabase(t *testing.T) {
 			ctx := context.Background()
 			dsn := b.open(t)
 			old := openStore(t, dsn)
-			// Take the database back to before migration 3: drop what
-			// Open made and apply only migrations 1 and 2.
-			ms, err := migrations(old.dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, q := range []string{"DROP TABLE company_eval_turns", "DROP TABLE company_eval_snapshots",
-				"DROP TABLE eval_run_events", "DROP TABLE eval_task_results", "DROP TABLE eval_runs",
-				"DROP TABLE company_eval_runs", "DROP TABLE company_eval_packs", "DELETE FROM schema_migrations"} {
-				if _, err := old.db.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			for _, m := range ms[:2] {
-				if _, err := old.db.ExecContext(ctx, m.sql); err != nil {
-					t.Fatalf("apply %s: %v", m.name, err)
-				}
-				if _, err := old.db.ExecContext(ctx, old.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
-					m.version, m.name, old.now()); err != nil {
-					t.Fatal(err)
-				}
-			}
+			// Take the database back to before migration 3.
+			migrateOnlyTo(ctx, t, old, 2)
 			run, err := old.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
 			if err != nil {
 				t.Fatal(err)
@@ -589,29 +569,7 @@ func TestTurnEpochsOnOldDatabase(t *testing.T) {
 			ctx := context.Background()
 			dsn := b.open(t)
 			old := openStore(t, dsn)
-			ms, err := migrations(old.dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, q := range []string{"DROP TABLE company_eval_turns", "DROP TABLE company_eval_snapshots",
-				"DROP TABLE eval_run_events", "DROP TABLE eval_task_results", "DROP TABLE eval_runs",
-				"DROP TABLE company_eval_runs", "DROP TABLE company_eval_packs", "DELETE FROM schema_migrations"} {
-				if _, err := old.db.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			for _, m := range ms {
-				if m.version > 3 {
-					break
-				}
-				if _, err := old.db.ExecContext(ctx, m.sql); err != nil {
-					t.Fatalf("apply %s: %v", m.name, err)
-				}
-				if _, err := old.db.ExecContext(ctx, old.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
-					m.version, m.name, old.now()); err != nil {
-					t.Fatal(err)
-				}
-			}
+			migrateOnlyTo(ctx, t, old, 3) // before epochs
 			run, err := old.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
 			if err != nil {
 				t.Fatal(err)
@@ -637,5 +595,34 @@ func TestTurnEpochsOnOldDatabase(t *testing.T) {
 				t.Errorf("TurnsDone() after storing epoch 2 = %d turns, want 2", len(done))
 			}
 		})
+	}
+}
+
+// migrateOnlyTo takes s's database back to migration version last: it drops
+// what Open made and applies only the migrations up to last.
+func migrateOnlyTo(ctx context.Context, t *testing.T, s *Store, last int) {
+	t.Helper()
+	ms, err := migrations(s.dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DROP TABLE company_eval_turns", "DROP TABLE company_eval_snapshots",
+		"DROP TABLE eval_run_events", "DROP TABLE eval_task_results", "DROP TABLE eval_runs",
+		"DROP TABLE company_eval_runs", "DROP TABLE company_eval_packs", "DELETE FROM schema_migrations"} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, m := range ms {
+		if m.version > last {
+			break
+		}
+		if _, err := s.db.ExecContext(ctx, m.sql); err != nil {
+			t.Fatalf("apply %s: %v", m.name, err)
+		}
+		if _, err := s.db.ExecContext(ctx, s.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+			m.version, m.name, s.now()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
