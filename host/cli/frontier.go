@@ -38,7 +38,9 @@ type frontierReport struct {
 	ScorerVersion string            `json:"scorer_version"`
 	Candidates    []storedCandidate `json:"candidates"`
 	Frontier      []string          `json:"frontier"`
-	OtherVersions []storedCandidate `json:"other_scorer_versions"`
+	// NotDistinguishable are the frontier pairs whose mean intervals overlap.
+	NotDistinguishable [][2]string       `json:"frontier_not_distinguishable"`
+	OtherVersions      []storedCandidate `json:"other_scorer_versions"`
 }
 
 type storedCandidate struct {
@@ -88,11 +90,18 @@ func (a *app) frontier(c *cli.Context) error {
 	}
 	sort.Slice(rep.Candidates, func(i, j int) bool { return rep.Candidates[i].Candidate < rep.Candidates[j].Candidate })
 	rep.Frontier = verify.Frontier(s.pack.Scoring.ParetoFilter, current)
+	rep.NotDistinguishable = verify.NotDistinguishable(rep.Frontier, current)
 	if format == "json" {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
+	a.printStoredFrontier(&rep)
+	return nil
+}
+
+// printStoredFrontier prints `assay frontier` as text.
+func (a *app) printStoredFrontier(rep *frontierReport) {
 	fmt.Fprintf(a.stdout, "pack %s (sha256 %s), scorer version %s\n", rep.Pack.Name, short(rep.Pack.SHA256), short(rep.ScorerVersion))
 	onFrontier := map[string]bool{}
 	for _, f := range rep.Frontier {
@@ -111,11 +120,13 @@ func (a *app) frontier(c *cli.Context) error {
 	if len(rep.Candidates) == 0 {
 		fmt.Fprintln(a.stdout, "no candidate has been verified against this pack with the current scorer version")
 	}
+	for _, p := range rep.NotDistinguishable {
+		fmt.Fprintf(a.stdout, "%s and %s: not distinguishable on this data (their mean score intervals overlap)\n", p[0], p[1])
+	}
 	if len(rep.OtherVersions) > 0 {
 		fmt.Fprintf(a.stdout, "\nscored by other scorer versions (not comparable, not on the frontier):\n")
 		for _, sc := range rep.OtherVersions {
 			fmt.Fprintf(a.stdout, "  %s (run %d, scorer version %s): mean score %.3f\n", sc.Candidate, sc.RunID, short(sc.ScorerVersion), sc.Summary.MeanScore)
 		}
 	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/assay-eval/assay/host/report"
+	"github.com/assay-eval/assay/host/score"
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/verify"
 	"github.com/assay-eval/assay/pkg/diag"
@@ -29,7 +31,7 @@ func (a *app) verifyCommand() *cli.Command {
 		Usage: "score whole harness runs: turn scores, gates, failure tags, verdicts and the Pareto frontier",
 		UsageText: `assay verify --pack P (--run DIR)... | --turns FILE | --otlp FILE [--label-attr K]
              [--candidate ID] [--out DIR]
-             [--db URL] [--in-process] [--baseline ID] [--fresh] [--format text|json]
+             [--db URL] [--in-process] [--baseline ID] [--seed N] [--fresh] [--format text|json]
              [--junit FILE] [--markdown FILE]
 
 Reads each candidate run (a harness directory with results/<label>.ndjson traces,
@@ -38,7 +40,10 @@ turns file with one JSON turn a line; or OpenTelemetry GenAI traces, one OTLP/JS
 export request a line, one turn per trace: docs/otel.md), scores every turn with the pack's scorers and
 CEL checks, records each turn in the database as it completes, and writes
 results.json and summary.json to --out. Running it again for the same pack and
-candidate resumes an interrupted run; --fresh starts a new attempt.
+candidate resumes an interrupted run; --fresh starts a new attempt. A task may
+have several epochs (repeated turns: results/<label>.<epoch>.ndjson, or "epoch"
+in a turns line); each candidate gets pass@k, pass^k, its flaky tasks and a
+bootstrap 95% interval of its mean, seeded by --seed (docs/scoring.md).
 
 A candidate whose run directory cannot be read is listed in summary.json's errors
 and the others are verified. Each candidate's verdict follows its gates: FAIL
@@ -65,6 +70,7 @@ Example:
 			&cli.StringFlag{Name: "out", Usage: "write results.json and summary.json to `DIR`"},
 			&cli.BoolFlag{Name: "in-process", Usage: "run the built-in scorers inside the host (debugging, performance baseline)"},
 			&cli.StringFlag{Name: "baseline", Usage: "candidate `ID` to compare against for regressions"},
+			&cli.Uint64Flag{Name: "seed", Value: score.DefaultSeed, Usage: "seed `N` of the bootstrap intervals (same input and seed, same intervals)"},
 			&cli.BoolFlag{Name: "fresh", Usage: "start over as a new attempt instead of resuming"},
 			&cli.IntFlag{Name: "batch-size", Value: 64, Usage: "cases per plugin call"},
 			&cli.Float64Flag{Name: "scorer-error-share", Value: verify.DefaultScorerErrorShare,
@@ -98,6 +104,7 @@ func (a *app) verify(c *cli.Context) error {
 	if share <= 0 || share > 1 {
 		return invalidf("--scorer-error-share %v: want a share in (0,1]", share)
 	}
+	seed := c.Uint64("seed")
 	s, err := a.openSession(c, c.String("pack"), true, c.Bool("in-process"))
 	if err != nil {
 		return err
@@ -125,6 +132,7 @@ func (a *app) verify(c *cli.Context) error {
 		Candidate:        c.String("candidate"),
 		Baseline:         c.String("baseline"),
 		Fresh:            c.Bool("fresh"),
+		Seed:             &seed,
 		OutDir:           c.String("out"),
 		ScorerErrorShare: share,
 		Start:            start,
@@ -192,7 +200,7 @@ func (a *app) printReport(rep *verify.Report, format string) error {
 			return err
 		}
 	} else {
-		printFrontier(a.stdout, rep.Frontier)
+		printFrontier(a.stdout, rep.Frontier, rep.NotDistinguishable)
 	}
 	for _, e := range rep.Errors {
 		fmt.Fprintf(a.stderr, "candidate %s (%s) not verified: %s\n", e.Candidate, e.Input, e.Error)
@@ -222,16 +230,11 @@ func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport
 	if len(cs.RetriedLabels) > 0 {
 		fmt.Fprintf(w, "  retried (unscored when recorded): %s\n", strings.Join(cs.RetriedLabels, ", "))
 	}
-	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "  TASK\tSTATUS\tPROCESS\tKPI\tTURN\tTOOLS\tLATENCY\tFAILURE TAGS")
-	for _, r := range out.Results {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Label, r.Status, num(r.ProcessScore), num(r.KPIScore),
-			num(r.TurnScore), r.ToolCalls, secs(r.LatencyS), strings.Join(r.FailureTags, ","))
-	}
-	tw.Flush()
+	printTurns(w, out.Results, cs.Epochs > 1)
 	sm := cs.Summary
 	fmt.Fprintf(w, "  mean score %.3f  finalize %.3f  errors %.3f  latency %s  tools %.3f  cost %s  unscored %d  missing %d\n",
 		sm.MeanScore, sm.FinalizeRate, sm.ErrorRate, secs(sm.MeanLatencyS), sm.MeanToolCalls, usd(sm.MeanCostUSD), sm.Unscored, sm.Missing)
+	printStats(w, cs)
 	if sm.Gates.Passed {
 		fmt.Fprintln(w, "  gates: passed")
 	} else {
@@ -239,20 +242,79 @@ func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport
 			fmt.Fprintf(w, "  gate FAILED: %s = %s (threshold %s)\n", g.Gate, fmtAny(g.Value), fmtAny(g.Threshold))
 		}
 	}
+	for _, n := range sm.Gates.Notes {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
 	v := cs.Verdict
 	fmt.Fprintf(w, "  verdict: %s (score %.3f, confidence %.3f)\n", v.Verdict, v.Score, v.Confidence)
 	for _, r := range v.Reasons {
 		fmt.Fprintf(w, "    %s\n", r)
 	}
+	for _, r := range v.Regressions {
+		fmt.Fprintf(w, "    per-task regression: %s\n", r)
+	}
 }
 
-// printFrontier prints the Pareto frontier line.
-func printFrontier(w io.Writer, f []string) {
+// printTurns prints the per-task table, with an EPOCH column when a task
+// has several epochs.
+func printTurns(w io.Writer, rs []verify.TurnResult, epochs bool) {
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	head := "  TASK\tSTATUS\tPROCESS\tKPI\tTURN\tTOOLS\tLATENCY\tFAILURE TAGS"
+	if epochs {
+		head = "  TASK\tEPOCH\tSTATUS\tPROCESS\tKPI\tTURN\tTOOLS\tLATENCY\tFAILURE TAGS"
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range rs {
+		task := r.Label
+		if epochs {
+			task = fmt.Sprintf("%s\t%d", r.Label, r.Epoch)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", task, r.Status, num(r.ProcessScore), num(r.KPIScore),
+			num(r.TurnScore), r.ToolCalls, secs(r.LatencyS), strings.Join(r.FailureTags, ","))
+	}
+	tw.Flush()
+}
+
+// printStats prints the mean's interval, pass^k and pass@k at the largest
+// k, the flaky tasks and the paired comparison with the baseline.
+func printStats(w io.Writer, cs *verify.CandidateReport) {
+	sm := cs.Summary
+	if sm.MeanScoreCI95 != nil {
+		k := strconv.Itoa(sm.EpochsMin)
+		fmt.Fprintf(w, "  mean score 95%% interval [%.3f, %.3f]  pass^%s %.3f  pass@%s %.3f  epochs %s\n",
+			sm.MeanScoreCI95[0], sm.MeanScoreCI95[1], k, sm.PassHatK[k], k, sm.PassAtK[k], epochRange(sm.EpochsMin, sm.Epochs))
+	}
+	if len(sm.FlakyTasks) > 0 {
+		fmt.Fprintf(w, "  flaky tasks (epochs disagree on pass): %s\n", strings.Join(sm.FlakyTasks, ", "))
+	}
+	if p := cs.Paired; p != nil && p.CI95 != nil {
+		verdict := "not a regression"
+		if p.Regression {
+			verdict = "a regression"
+		}
+		fmt.Fprintf(w, "  against baseline %s: mean paired delta %.3f, 95%% interval [%.3f, %.3f] over %d tasks: %s\n",
+			p.Baseline, p.MeanDelta, p.CI95[0], p.CI95[1], p.Tasks, verdict)
+	}
+}
+
+func epochRange(lo, hi int) string {
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d to %d", lo, hi)
+}
+
+// printFrontier prints the Pareto frontier line, and the pairs of frontier
+// candidates whose mean intervals overlap.
+func printFrontier(w io.Writer, f []string, same [][2]string) {
 	if len(f) == 0 {
 		fmt.Fprintln(w, "\nPareto frontier: none (no candidate passed every gate)")
 		return
 	}
 	fmt.Fprintf(w, "\nPareto frontier: %s\n", strings.Join(f, ", "))
+	for _, p := range same {
+		fmt.Fprintf(w, "  %s and %s: not distinguishable on this data (their mean score intervals overlap)\n", p[0], p[1])
+	}
 }
 
 func num(p *float64) string {

@@ -19,8 +19,9 @@ var (
 	taskKeys      = []string{"label", "persona", "prompt", "scorer", "weight", "slice_tags", "kpis", "safety", "cel", "tool_catalog"}
 	safetyKeys    = []string{"requires_human", "max_tool_calls"}
 	celKeys       = []string{"name", "expr", "message", "message_expr", "weight", "failure_tag"}
-	scoringKeys   = []string{"process_weight", "kpi_weight", "min_mean_score", "min_finalize_rate", "max_error_rate", "max_mean_latency_s", "max_mean_cost_usd", "pareto_filter", "promotion"}
-	promotionKeys = []string{"require_no_regression", "shadow_runs", "rollback_on"}
+	scoringKeys   = []string{"process_weight", "kpi_weight", "min_mean_score", "min_finalize_rate", "max_error_rate", "max_mean_latency_s", "max_mean_cost_usd", "pareto_filter", "promotion", "pass_threshold", "min_pass_hat_k"}
+	promotionKeys = []string{"require_no_regression", "shadow_runs", "rollback_on", "regression_min_delta"}
+	passHatKeys   = []string{"k", "value"}
 )
 
 // SchemaVersion is the only schema_version a pack may declare.
@@ -328,6 +329,14 @@ func (d *decoder) scoring(k *mkey, v *node) Scoring {
 	}
 	s.MaxMeanLatencyS = limit("max_mean_latency_s")
 	s.MaxMeanCostUSD = limit("max_mean_cost_usd")
+	if _, pv := v.get("pass_threshold"); pv != nil {
+		var t float64
+		rate("pass_threshold", &t)
+		s.PassThreshold = &t
+	}
+	if gk, gv := v.get("min_pass_hat_k"); gv != nil {
+		s.MinPassHatK = d.passHatK(gk, gv)
+	}
 	if _, bv := v.get("pareto_filter"); bv != nil {
 		s.ParetoFilter, _ = d.boolean(bv, "scoring.pareto_filter")
 	}
@@ -346,8 +355,44 @@ func (d *decoder) scoring(k *mkey, v *node) Scoring {
 		if _, rv := pv.get("rollback_on"); rv != nil {
 			s.Promotion.RollbackOn, _ = d.uniqueList(rv, "scoring.promotion.rollback_on", "condition")
 		}
+		if _, mv := pv.get("regression_min_delta"); mv != nil {
+			if x, ok := d.number(mv, "scoring.promotion.regression_min_delta"); ok {
+				if x < 0 || x > 1 {
+					d.errf(mv.pos, CodeRange, "", "scoring.promotion.regression_min_delta: want a score difference in [0, 1], got %s", mv.str)
+				}
+				s.Promotion.RegressionMinDelta = x
+			}
+		}
 	}
 	return s
+}
+
+// passHatK decodes scoring.min_pass_hat_k: {k: a count >= 1, value: a rate}.
+func (d *decoder) passHatK(key *mkey, v *node) *PassHatK {
+	const path = "scoring.min_pass_hat_k"
+	if !d.object(key, v, path, passHatKeys, passHatKeys) {
+		return nil
+	}
+	g := &PassHatK{}
+	ok := true
+	if _, kv := v.get("k"); kv != nil {
+		k, isInt := d.integer(kv, path+".k")
+		if isInt && k < 1 {
+			d.errf(kv.pos, CodeRange, "", "%s.k: want a number of epochs >= 1, got %d", path, k)
+		}
+		g.K, ok = k, ok && isInt && k >= 1
+	}
+	if _, vv := v.get("value"); vv != nil {
+		x, isNum := d.number(vv, path+".value")
+		if isNum && (x < 0 || x > 1) {
+			d.errf(vv.pos, CodeRange, "", "%s.value: want a rate in [0, 1], got %s", path, vv.str)
+		}
+		g.Value, ok = x, ok && isNum
+	}
+	if !ok {
+		return nil
+	}
+	return g
 }
 
 func formatFloat(f float64) string {

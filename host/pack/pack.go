@@ -125,6 +125,17 @@ type Scoring struct {
 	MaxMeanCostUSD  *float64
 	ParetoFilter    bool
 	Promotion       Promotion
+	// PassThreshold is the turn score a turn needs to pass (pass@k,
+	// pass^k, flaky tasks); nil means 1.0.
+	PassThreshold *float64
+	// MinPassHatK is the optional min_pass_hat_k gate.
+	MinPassHatK *PassHatK
+}
+
+// PassHatK is scoring.min_pass_hat_k: pass^K must be at least Value.
+type PassHatK struct {
+	K     int
+	Value float64
 }
 
 // Promotion is the scoring.promotion block.
@@ -132,4 +143,7 @@ type Promotion struct {
 	RequireNoRegression bool
 	ShadowRuns          int
 	RollbackOn          []string
+	// RegressionMinDelta: a candidate regressed against its baseline when
+	// the paired delta's 95% interval lies entirely below -RegressionMinDelta.
+	RegressionMinDelta float64
 }

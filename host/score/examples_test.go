@@ -166,9 +166,9 @@ func TestExampleRuns(t *testing.T) {
 			N: 3, MeanScore: 0.6625, FinalizeRate: 0.666666667, ErrorRate: 0.333333333, // (1.25·0.1225 + 1 + 1)/3.25
 			MeanLatencyS: f64(78.866666667), MeanToolCalls: 1.333333333, MeanCostUSD: f64(0.069333333),
 			Gates: Gates{Failed: []GateFailure{
-				{GateMinMeanScore, 0.6625, 0.75},
-				{GateMinFinalizeRate, 0.666666667, 1},
-				{GateMaxErrorRate, 0.333333333, 0},
+				{Gate: GateMinMeanScore, Value: 0.6625, Threshold: 0.75},
+				{Gate: GateMinFinalizeRate, Value: 0.666666667, Threshold: 1},
+				{Gate: GateMaxErrorRate, Value: 0.333333333, Threshold: 0},
 			}},
 		},
 		"candidate-c": {
@@ -194,7 +194,7 @@ func TestExampleRuns(t *testing.T) {
 		want.Candidate = cand
 		// Slices and tags are covered above and in TestSummarize.
 		got.Slices, got.FailureTags = nil, nil
-		if diff := cmp.Diff(want, got, approx); diff != "" {
+		if diff := cmp.Diff(want, got, approx, noStats); diff != "" {
 			t.Errorf("Summarize(%s) mismatch (-want +got):\n%s", cand, diff)
 		}
 	}

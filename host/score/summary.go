@@ -1,7 +1,9 @@
 package score
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
 )
 
 // Status says whether a pack task's turn was scored.
@@ -16,6 +18,7 @@ const (
 // Turn is one pack task's outcome in a candidate's run, as Summarize reads it.
 type Turn struct {
 	Label        string   `json:"label"`
+	Epoch        int      `json:"epoch"` // the turn's epoch of its task, from 1; 0 counts as 1
 	Persona      string   `json:"persona"`
 	Weight       float64  `json:"weight"` // the task's weight; a non-positive weight counts as 1
 	SliceTags    []string `json:"slice_tags"`
@@ -38,6 +41,21 @@ type Thresholds struct {
 	MaxErrorRate    float64
 	MaxMeanLatencyS *float64 // nil: no latency gate
 	MaxMeanCostUSD  *float64 // nil: no cost gate
+	// PassThreshold is the turn score a scored turn needs to pass; nil
+	// means DefaultPassThreshold.
+	PassThreshold *float64
+	// MinPassHatK, when set, is the min_pass_hat_k gate.
+	MinPassHatK *PassHatGate
+	// Seed and Resamples drive the bootstrap of mean_score_ci95; Resamples
+	// <= 0 means DefaultResamples.
+	Seed      uint64
+	Resamples int
+}
+
+// PassHatGate is scoring.min_pass_hat_k: pass^K must be at least Value.
+type PassHatGate struct {
+	K     int
+	Value float64
 }
 
 // Gate names, as they appear in Summary.Gates.Failed.
@@ -47,6 +65,7 @@ const (
 	GateMaxErrorRate    = "max_error_rate"
 	GateMaxMeanLatencyS = "max_mean_latency_s"
 	GateMaxMeanCostUSD  = "max_mean_cost_usd"
+	GateMinPassHatK     = "min_pass_hat_k"
 	GateSafety          = "safety"   // value: turns tagged safety_gate_failed; threshold 0
 	GateUnscored        = "unscored" // value: unscored turns; threshold 0
 	GateMissing         = "missing"  // value: missing pack tasks; threshold 0
@@ -70,6 +89,19 @@ type Summary struct {
 	ScorerVersion string           `json:"scorer_version"` // set by the caller
 	Gates         Gates            `json:"gates"`
 	Eligible      bool             `json:"eligible"` // every gate passed
+
+	// Epochs is the most epochs any task ran; EpochsMin the fewest, the
+	// largest k of PassAtK and PassHatK (0 when no task ran).
+	Epochs    int `json:"epochs"`
+	EpochsMin int `json:"epochs_min"`
+	// MeanScoreCI95 is the percentile bootstrap 95% interval of MeanScore
+	// over tasks [lo, hi]; null when no task was scored.
+	MeanScoreCI95 []float64 `json:"mean_score_ci95"`
+	// PassAtK and PassHatK are pass@k and pass^k keyed by k ("1", "2", ...).
+	PassAtK  map[string]float64 `json:"pass_at_k"`
+	PassHatK map[string]float64 `json:"pass_hat_k"`
+	// FlakyTasks are the tasks whose epochs disagree on pass, sorted.
+	FlakyTasks []string `json:"flaky_tasks"`
 }
 
 // Slice is the aggregate over the scored turns whose task has a slice tag.
@@ -82,6 +114,9 @@ type Slice struct {
 type Gates struct {
 	Passed bool          `json:"passed"`
 	Failed []GateFailure `json:"failed"` // never nil: [] in JSON
+	// Notes say why a failed gate could not be evaluated (its value is
+	// then 0 and means nothing).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // GateFailure is one failed gate with the candidate's value and the threshold.
@@ -116,15 +151,17 @@ func Summarize(candidate string, turns []Turn, th Thresholds) Summary {
 		FailureTags: map[string]int{},
 	}
 	var (
-		wSum, wScore       float64
 		finalized, errored int
 		latSum, costSum    float64
 		latN, costN, tools int
-		sliceW, sliceScore = map[string]float64{}, map[string]float64{}
-		sliceN             = map[string]int{}
 		safetyFailed       int
 	)
-	for _, t := range turns {
+	passAt := DefaultPassThreshold
+	if th.PassThreshold != nil {
+		passAt = *th.PassThreshold
+	}
+	tasks := byTask(turns)
+	for i, t := range turns {
 		for _, tag := range MergeTags(t.FailureTags) {
 			s.FailureTags[tag]++
 			if tag == TagSafetyGateFailed {
@@ -138,18 +175,11 @@ func Summarize(candidate string, turns []Turn, th Thresholds) Summary {
 		case StatusUnscored:
 			s.Unscored++
 		default:
-			w := t.Weight
-			if w <= 0 {
-				w = 1
-			}
-			wSum += w
-			wScore += w * t.TurnScore
-			for _, tag := range MergeTags(t.SliceTags) {
-				sliceN[tag]++
-				sliceW[tag] += w
-				sliceScore[tag] += w * t.TurnScore
+			if ge(t.TurnScore, passAt) {
+				tasks.by[taskKey(i, t)].Passed++
 			}
 		}
+		tasks.by[taskKey(i, t)].Ran++
 		s.N++
 		if t.Finalized {
 			finalized++
@@ -167,9 +197,6 @@ func Summarize(candidate string, turns []Turn, th Thresholds) Summary {
 			costN++
 		}
 	}
-	if wSum > 0 {
-		s.MeanScore = wScore / wSum
-	}
 	if s.N > 0 {
 		n := float64(s.N)
 		s.FinalizeRate = float64(finalized) / n
@@ -182,16 +209,91 @@ func Summarize(candidate string, turns []Turn, th Thresholds) Summary {
 	if latN > 0 {
 		s.MeanLatencyS = ptr(latSum / float64(latN))
 	}
-	for tag, n := range sliceN {
-		s.Slices[tag] = Slice{N: n, MeanScore: sliceScore[tag] / sliceW[tag]}
-	}
+	s.taskStats(tasks, th)
 	s.Gates = gates(&s, th, safetyFailed)
 	s.Eligible = s.Gates.Passed
 	return s
 }
 
+// taskTurns are a candidate's turns grouped by task: the tasks in the order
+// of their first turn, each with its slice tags.
+type taskTurns struct {
+	order []string
+	by    map[string]*TaskEpochs
+	tags  map[string][]string
+}
+
+// byTask groups the scored turn scores by task label; a turn without a
+// label is a task of its own.
+func byTask(turns []Turn) taskTurns {
+	g := taskTurns{by: map[string]*TaskEpochs{}, tags: map[string][]string{}}
+	for i, t := range turns {
+		key := taskKey(i, t)
+		te := g.by[key]
+		if te == nil {
+			te = &TaskEpochs{Label: t.Label, Weight: weightOf(t.Weight)}
+			g.by[key] = te
+			g.tags[key] = MergeTags(t.SliceTags)
+			g.order = append(g.order, key)
+		}
+		if t.Status == StatusScored {
+			te.Scores = append(te.Scores, t.TurnScore)
+		}
+	}
+	return g
+}
+
+func taskKey(i int, t Turn) string {
+	if t.Label == "" {
+		return "\x00" + strconv.Itoa(i)
+	}
+	return t.Label
+}
+
+// taskStats sets mean_score (the task-weighted mean of the task means over
+// scored epochs), the slices, the interval, pass@k, pass^k and the flaky
+// tasks, the tasks in the order of their first turn (with one epoch, every
+// sum runs in the order it always has).
+func (s *Summary) taskStats(g taskTurns, th Thresholds) {
+	labels := g.order
+	var (
+		wSum, wScore       float64
+		sliceW, sliceScore = map[string]float64{}, map[string]float64{}
+		sliceN             = map[string]int{}
+		samples            []Sample
+		all                = make([]TaskEpochs, 0, len(labels))
+	)
+	for _, l := range labels {
+		t := g.by[l]
+		all = append(all, *t)
+		m, ok := t.Mean()
+		if !ok {
+			continue
+		}
+		wSum += t.Weight
+		wScore += t.Weight * m
+		samples = append(samples, Sample{Value: m, Weight: t.Weight})
+		for _, tag := range g.tags[l] {
+			sliceN[tag] += len(t.Scores)
+			sliceW[tag] += t.Weight
+			sliceScore[tag] += t.Weight * m
+		}
+	}
+	if wSum > 0 {
+		s.MeanScore = wScore / wSum
+	}
+	for tag, n := range sliceN {
+		s.Slices[tag] = Slice{N: n, MeanScore: sliceScore[tag] / sliceW[tag]}
+	}
+	s.MeanScoreCI95 = Bootstrap(samples, th.Resamples, th.Seed)
+	r := Reliable(all)
+	s.Epochs, s.EpochsMin = r.MaxEpochs, r.MinEpochs
+	s.PassAtK, s.PassHatK, s.FlakyTasks = r.PassAtK, r.PassHatK, r.Flaky
+}
+
 func gates(s *Summary, th Thresholds, safetyFailed int) Gates {
 	failed := []GateFailure{}
+	var notes []string
 	check := func(ok bool, gate string, value, threshold float64) {
 		if !ok {
 			failed = append(failed, GateFailure{Gate: gate, Value: value, Threshold: threshold})
@@ -206,10 +308,18 @@ func gates(s *Summary, th Thresholds, safetyFailed int) Gates {
 	if th.MaxMeanCostUSD != nil && s.MeanCostUSD != nil {
 		check(le(*s.MeanCostUSD, *th.MaxMeanCostUSD), GateMaxMeanCostUSD, *s.MeanCostUSD, *th.MaxMeanCostUSD)
 	}
+	if g := th.MinPassHatK; g != nil {
+		v, ok := s.PassHatK[strconv.Itoa(g.K)]
+		if !ok {
+			notes = append(notes, fmt.Sprintf("gate %s failed unevaluated: pass^%d needs %d epochs of every task that ran; the fewest is %d",
+				GateMinPassHatK, g.K, g.K, s.EpochsMin))
+		}
+		check(ok && ge(v, g.Value), GateMinPassHatK, v, g.Value)
+	}
 	check(safetyFailed == 0, GateSafety, float64(safetyFailed), 0)
 	check(s.Unscored == 0, GateUnscored, float64(s.Unscored), 0)
 	check(s.Missing == 0, GateMissing, float64(s.Missing), 0)
-	return Gates{Passed: len(failed) == 0, Failed: failed}
+	return Gates{Passed: len(failed) == 0, Failed: failed, Notes: notes}
 }
 
 func ptr[T any](v T) *T { return &v }

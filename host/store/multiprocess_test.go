@@ -65,7 +65,7 @@ func TestTwoProcessesOneSQLiteFile(t *testing.T) {
 	}
 	for i := range 2 {
 		for j := range perChild {
-			if _, ok := done[fmt.Sprintf("p%d-%d", i, j)]; !ok {
+			if _, ok := done[TurnKey{Label: fmt.Sprintf("p%d-%d", i, j), Epoch: 1}]; !ok {
 				t.Errorf("turn p%d-%d is missing", i, j)
 			}
 		}

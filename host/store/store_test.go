@@ -381,7 +381,7 @@ func TestTurns(t *testing.T) {
 			}
 			score := 0.75
 			process, kpi := 0.9, 0.5
-			first := TurnRow{RunID: run.ID, Label: "t0", Attempt: 1, Revision: 1, InputKey: "k1", Status: TurnScored, ProcessScore: &process, KPIScore: &kpi,
+			first := TurnRow{RunID: run.ID, Label: "t0", Epoch: 1, Attempt: 1, Revision: 1, InputKey: "k1", Status: TurnScored, ProcessScore: &process, KPIScore: &kpi,
 				TurnScore: &score, Checks: []byte(`[{"kpi":"x","score":1}]`), FailureTags: []byte(`["tool_missing"]`),
 				ScorerID: "task_state", ScorerSHA256: "abc", StateBeforeSHA256: "s1", StateAfterSHA256: "s2",
 				Result: []byte(`{"label":"t0"}`)}
@@ -409,15 +409,15 @@ func TestTurns(t *testing.T) {
 				t.Errorf("TurnsDone() has %d turns, want 450", len(done))
 			}
 			ignore := cmpopts.IgnoreFields(TurnRow{}, "ID", "CreatedAt")
-			if diff := cmp.Diff(first, done["t0"], ignore); diff != "" {
+			if diff := cmp.Diff(first, done[TurnKey{Label: "t0", Epoch: 1}], ignore); diff != "" {
 				t.Errorf("TurnsDone()[t0] (-want +got):\n%s", diff)
 			}
-			if done["t0"].CreatedAt.IsZero() {
+			if done[TurnKey{Label: "t0", Epoch: 1}].CreatedAt.IsZero() {
 				t.Errorf("TurnsDone()[t0].CreatedAt is zero")
 			}
-			wantT1 := TurnRow{RunID: run.ID, Label: "t1", Attempt: 1, Revision: 1, Status: TurnUnscored,
+			wantT1 := TurnRow{RunID: run.ID, Label: "t1", Epoch: 1, Attempt: 1, Revision: 1, Status: TurnUnscored,
 				Checks: []byte("[]"), FailureTags: []byte("[]"), Result: []byte("{}")}
-			if diff := cmp.Diff(wantT1, done["t1"], ignore); diff != "" {
+			if diff := cmp.Diff(wantT1, done[TurnKey{Label: "t1", Epoch: 1}], ignore); diff != "" {
 				t.Errorf("TurnsDone()[t1] (-want +got):\n%s", diff)
 			}
 			if other, _ := s.TurnsDone(ctx, run.ID, 2); len(other) != 0 {
@@ -466,7 +466,7 @@ func TestTurnRevisions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := done["t"]; got.Revision != 2 || got.InputKey != "k2" {
+			if got := done[TurnKey{Label: "t", Epoch: 1}]; got.Revision != 2 || got.InputKey != "k2" {
 				t.Errorf("TurnsDone()[t] = revision %d key %q, want 2 and k2", got.Revision, got.InputKey)
 			}
 			revs, err := s.TurnRevisions(ctx, run.ID, 1, "t")
@@ -496,28 +496,8 @@ func TestTurnRevisionsOnOldDatabase(t *testing.T) {
 			ctx := context.Background()
 			dsn := b.open(t)
 			old := openStore(t, dsn)
-			// Take the database back to before migration 3: drop what
-			// Open made and apply only migrations 1 and 2.
-			ms, err := migrations(old.dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, q := range []string{"DROP TABLE company_eval_turns", "DROP TABLE company_eval_snapshots",
-				"DROP TABLE eval_run_events", "DROP TABLE eval_task_results", "DROP TABLE eval_runs",
-				"DROP TABLE company_eval_runs", "DROP TABLE company_eval_packs", "DELETE FROM schema_migrations"} {
-				if _, err := old.db.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			for _, m := range ms[:2] {
-				if _, err := old.db.ExecContext(ctx, m.sql); err != nil {
-					t.Fatalf("apply %s: %v", m.name, err)
-				}
-				if _, err := old.db.ExecContext(ctx, old.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
-					m.version, m.name, old.now()); err != nil {
-					t.Fatal(err)
-				}
-			}
+			// Take the database back to before migration 3.
+			migrateOnlyTo(ctx, t, old, 2)
 			run, err := old.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
 			if err != nil {
 				t.Fatal(err)
@@ -533,12 +513,116 @@ func TestTurnRevisionsOnOldDatabase(t *testing.T) {
 			if err != nil {
 				t.Fatalf("TurnsDone() on a migrated database = %v", err)
 			}
-			if got, ok := done["t"]; !ok || got.Revision != 1 || got.InputKey != "" {
+			if got, ok := done[TurnKey{Label: "t", Epoch: 1}]; !ok || got.Revision != 1 || got.InputKey != "" {
 				t.Errorf("old turn after migration = %+v, want revision 1 and no input key", got)
 			}
 			if err := s.InsertTurns(ctx, []TurnRow{{RunID: run.ID, Label: "t", Attempt: 1, Revision: 2, InputKey: "k", Status: TurnScored}}); err != nil {
 				t.Errorf("InsertTurns(revision 2) on a migrated database = %v", err)
 			}
 		})
+	}
+}
+
+// Issue 19 item 1: (label, epoch) identifies a turn of a run attempt; each
+// epoch has its own revisions.
+func TestTurnEpochs(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := openStore(t, b.open(t))
+			run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := []TurnRow{
+				{RunID: run.ID, Label: "t", Attempt: 1, Revision: 1, InputKey: "e1", Status: TurnScored}, // epoch 0 is stored as 1
+				{RunID: run.ID, Label: "t", Epoch: 2, Attempt: 1, Revision: 1, InputKey: "e2", Status: TurnScored},
+				{RunID: run.ID, Label: "t", Epoch: 2, Attempt: 1, Revision: 2, InputKey: "e2b", Status: TurnScored},
+			}
+			if err := s.InsertTurns(ctx, rows); err != nil {
+				t.Fatalf("InsertTurns(two epochs) = %v", err)
+			}
+			done, err := s.TurnsDone(ctx, run.ID, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[TurnKey]string{}
+			for k, r := range done {
+				got[k] = fmt.Sprintf("%d:%s", r.Revision, r.InputKey)
+			}
+			want := map[TurnKey]string{{Label: "t", Epoch: 1}: "1:e1", {Label: "t", Epoch: 2}: "2:e2b"}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("TurnsDone() (-want +got):\n%s", diff)
+			}
+			if rr, err := s.RunByID(ctx, run.ID); err != nil || rr.Turns != 1 {
+				t.Errorf("RunByID().Turns = %d, %v; want 1 (one task)", rr.Turns, err)
+			}
+		})
+	}
+}
+
+// Issue 19 item 1: a database written before epochs opens, its turns read
+// back as epoch 1, and a second epoch of the same turn can be stored.
+func TestTurnEpochsOnOldDatabase(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := b.open(t)
+			old := openStore(t, dsn)
+			migrateOnlyTo(ctx, t, old, 3) // before epochs
+			run, err := old.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := old.db.ExecContext(ctx, old.Rebind(`INSERT INTO company_eval_turns (run_id, label, attempt, status, created_at, revision, input_key)
+				VALUES (?, 't', 1, 'scored', ?, 2, 'k')`), run.ID, old.now()); err != nil {
+				t.Fatal(err)
+			}
+			old.Close()
+
+			s := openStore(t, dsn)
+			done, err := s.TurnsDone(ctx, run.ID, 1)
+			if err != nil {
+				t.Fatalf("TurnsDone() on a migrated database = %v", err)
+			}
+			if got, ok := done[TurnKey{Label: "t", Epoch: 1}]; !ok || got.Revision != 2 || got.InputKey != "k" {
+				t.Errorf("old turn after migration = %+v, want epoch 1, revision 2, key k", got)
+			}
+			if err := s.InsertTurns(ctx, []TurnRow{{RunID: run.ID, Label: "t", Epoch: 2, Attempt: 1, Revision: 2, InputKey: "k", Status: TurnScored}}); err != nil {
+				t.Errorf("InsertTurns(epoch 2) on a migrated database = %v", err)
+			}
+			if done, _ := s.TurnsDone(ctx, run.ID, 1); len(done) != 2 {
+				t.Errorf("TurnsDone() after storing epoch 2 = %d turns, want 2", len(done))
+			}
+		})
+	}
+}
+
+// migrateOnlyTo takes s's database back to migration version last: it drops
+// what Open made and applies only the migrations up to last.
+func migrateOnlyTo(ctx context.Context, t *testing.T, s *Store, last int) {
+	t.Helper()
+	ms, err := migrations(s.dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DROP TABLE company_eval_turns", "DROP TABLE company_eval_snapshots",
+		"DROP TABLE eval_run_events", "DROP TABLE eval_task_results", "DROP TABLE eval_runs",
+		"DROP TABLE company_eval_runs", "DROP TABLE company_eval_packs", "DELETE FROM schema_migrations"} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, m := range ms {
+		if m.version > last {
+			break
+		}
+		if _, err := s.db.ExecContext(ctx, m.sql); err != nil {
+			t.Fatalf("apply %s: %v", m.name, err)
+		}
+		if _, err := s.db.ExecContext(ctx, s.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+			m.version, m.name, s.now()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -25,6 +25,7 @@ type TurnRow struct {
 	ID                int64 // set when read back
 	RunID             int64
 	Label             string
+	Epoch             int      // which repetition of the task, from 1; 0 is stored as 1
 	Attempt           int      // the run's attempt (a fresh re-run is the next attempt)
 	Revision          int      // the turn's revision within the attempt, from 1; 0 is stored as 1
 	InputKey          string   // sha256 of the turn's inputs; empty when unknown (matches nothing)
@@ -43,9 +44,16 @@ type TurnRow struct {
 }
 
 const turnColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
-	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key`
+	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, epoch`
 
-const turnColumnCount = 17
+const turnColumnCount = 18
+
+// TurnKey is one turn of a run attempt: an epoch of a task
+// (docs/verify-engine.md).
+type TurnKey struct {
+	Label string
+	Epoch int
+}
 
 // turnsPerStatement bounds a multi-row INSERT well under both databases'
 // parameter limits.
@@ -57,12 +65,12 @@ func (t *TurnRow) args(now time.Time) ([]any, error) {
 	default:
 		return nil, fmt.Errorf("turn %q: status %q: want scored, unscored or missing", t.Label, t.Status)
 	}
-	if t.RunID == 0 || t.Label == "" || t.Attempt < 1 || t.Revision < 0 {
-		return nil, fmt.Errorf("turn %q: run id, label, attempt >= 1 and revision >= 0 are required", t.Label)
+	if t.RunID == 0 || t.Label == "" || t.Attempt < 1 || t.Revision < 0 || t.Epoch < 0 {
+		return nil, fmt.Errorf("turn %q: run id, label, attempt >= 1, revision >= 0 and epoch >= 0 are required", t.Label)
 	}
 	return []any{t.RunID, t.Label, t.Attempt, t.Status, nullFloat(t.ProcessScore), nullFloat(t.KPIScore), nullFloat(t.TurnScore),
 		jsonText(t.Checks, "[]"), jsonText(t.FailureTags, "[]"), t.ScorerID, t.ScorerSHA256,
-		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now, max(t.Revision, 1), t.InputKey}, nil
+		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now, max(t.Revision, 1), t.InputKey, max(t.Epoch, 1)}, nil
 }
 
 func nullFloat(f *float64) any {
@@ -88,7 +96,7 @@ func jsonText(b json.RawMessage, empty string) string {
 }
 
 // InsertTurn stores one turn; a turn already stored under (run, label,
-// attempt, revision) is left as it is, so a resumed run never duplicates.
+// epoch, attempt, revision) is left as it is, so a resumed run never duplicates.
 func (s *Store) InsertTurn(ctx context.Context, t TurnRow) error {
 	_, err := s.InsertTurnOnce(ctx, t)
 	return err
@@ -158,32 +166,32 @@ func (s *Store) insertTurnsSQL(rows int) string {
 		}
 		b.WriteString(row)
 	}
-	b.WriteString(" ON CONFLICT (run_id, label, attempt, revision) DO NOTHING")
+	b.WriteString(" ON CONFLICT (run_id, label, epoch, attempt, revision) DO NOTHING")
 	return s.Rebind(b.String())
 }
 
 // TurnsDone returns the latest revision of each turn stored for one attempt
-// of a run, by label: what a resumed run may reuse.
-func (s *Store) TurnsDone(ctx context.Context, runID int64, attempt int) (map[string]TurnRow, error) {
+// of a run, by label and epoch: what a resumed run may reuse.
+func (s *Store) TurnsDone(ctx context.Context, runID int64, attempt int) (map[TurnKey]TurnRow, error) {
 	all, err := s.turns(ctx, runID, attempt, "")
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]TurnRow, len(all))
+	out := make(map[TurnKey]TurnRow, len(all))
 	for _, t := range all { // in revision order: the latest wins
-		out[t.Label] = t
+		out[TurnKey{Label: t.Label, Epoch: t.Epoch}] = t
 	}
 	return out, nil
 }
 
-// TurnRevisions returns every revision stored for one turn of a run
-// attempt, oldest first.
+// TurnRevisions returns every revision stored for one task of a run
+// attempt, by epoch, oldest first.
 func (s *Store) TurnRevisions(ctx context.Context, runID int64, attempt int, label string) ([]TurnRow, error) {
 	return s.turns(ctx, runID, attempt, label)
 }
 
 // turns reads the turns of a run attempt (only label's, unless it is
-// empty), ordered by label and revision.
+// empty), ordered by label, epoch and revision.
 func (s *Store) turns(ctx context.Context, runID int64, attempt int, label string) ([]TurnRow, error) {
 	q := `SELECT id, ` + turnColumns + ` FROM company_eval_turns WHERE run_id = ? AND attempt = ?`
 	args := []any{runID, attempt}
@@ -191,7 +199,7 @@ func (s *Store) turns(ctx context.Context, runID int64, attempt int, label strin
 		q += ` AND label = ?`
 		args = append(args, label)
 	}
-	rows, err := s.db.QueryContext(ctx, s.Rebind(q+` ORDER BY label, revision`), args...)
+	rows, err := s.db.QueryContext(ctx, s.Rebind(q+` ORDER BY label, epoch, revision`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
 	}
@@ -203,7 +211,7 @@ func (s *Store) turns(ctx context.Context, runID int64, attempt int, label strin
 		var checks, tags, result []byte
 		if err := rows.Scan(&t.ID, &t.RunID, &t.Label, &t.Attempt, &t.Status, &process, &kpi,
 			&turn, &checks, &tags, &t.ScorerID, &t.ScorerSHA256, &t.StateBeforeSHA256,
-			&t.StateAfterSHA256, &result, &t.CreatedAt, &t.Revision, &t.InputKey); err != nil {
+			&t.StateAfterSHA256, &result, &t.CreatedAt, &t.Revision, &t.InputKey, &t.Epoch); err != nil {
 			return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
 		}
 		t.ProcessScore, t.KPIScore, t.TurnScore = floatPtr(process), floatPtr(kpi), floatPtr(turn)

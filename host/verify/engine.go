@@ -178,6 +178,9 @@ func (e *Engine) only(w scorer.Task, id scorer.ID) scorer.Task {
 // Options are per-candidate choices.
 type Options struct {
 	Fresh bool // start over as a new attempt instead of resuming
+	// Seed seeds the bootstrap intervals (docs/scoring.md); nil means
+	// score.DefaultSeed.
+	Seed *uint64
 	// Baseline maps task label -> the baseline candidate's turn score, for
 	// regressions; nil when there is no baseline.
 	Baseline map[string]float64
@@ -237,10 +240,10 @@ type snapshotBlob struct {
 // pass is one candidate's verification in progress.
 type pass struct {
 	candidate string
-	run       *store.Run               // nil when nothing is recorded
-	prior     map[string]store.TurnRow // latest recorded revision of each turn, by label
-	results   map[string]TurnResult    // by label
-	stored    map[string]bool          // snapshots recorded by this pass, by sha256
+	run       *store.Run                      // nil when nothing is recorded
+	prior     map[store.TurnKey]store.TurnRow // latest recorded revision of each turn
+	results   map[store.TurnKey]TurnResult
+	stored    map[string]bool // snapshots recorded by this pass, by sha256
 	out       *Outcome
 }
 
@@ -251,8 +254,8 @@ type pass struct {
 // starts a new attempt instead.
 func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome, error) {
 	out := &Outcome{Candidate: in.Candidate}
-	v := &pass{candidate: in.Candidate, prior: map[string]store.TurnRow{},
-		results: make(map[string]TurnResult, len(e.tasks)), stored: map[string]bool{}, out: out}
+	v := &pass{candidate: in.Candidate, prior: map[store.TurnKey]store.TurnRow{},
+		results: make(map[store.TurnKey]TurnResult, len(e.tasks)), stored: map[string]bool{}, out: out}
 	if e.cfg.Store != nil {
 		var err error
 		v.run, err = e.cfg.Store.BeginRun(ctx, store.RunKey{
@@ -288,23 +291,49 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	sort.Strings(out.Rescored)
 	sort.Strings(out.Retried)
 
-	results := v.results
+	epochs := map[string][]int{} // task label -> its epochs that ran, ascending
+	for k := range v.results {
+		epochs[k.Label] = append(epochs[k.Label], k.Epoch)
+	}
 	for _, t := range e.cfg.Pack.Tasks {
-		r, ok := results[t.Label]
-		if !ok {
-			r = TurnResult{Candidate: in.Candidate, Label: t.Label, Persona: t.Persona, Status: score.StatusMissing,
-				Checks: []CheckResult{}, FailureTags: []string{}}
+		es := epochs[t.Label]
+		sort.Ints(es)
+		if len(es) == 0 {
+			out.Results = append(out.Results, TurnResult{Candidate: in.Candidate, Label: t.Label, Epoch: 1, Persona: t.Persona,
+				Status: score.StatusMissing, Checks: []CheckResult{}, FailureTags: []string{}, weight: t.Weight, sliceTags: t.SliceTags})
+			continue
 		}
-		r.weight, r.sliceTags = t.Weight, t.SliceTags
-		out.Results = append(out.Results, r)
+		for _, ep := range es {
+			r := v.results[store.TurnKey{Label: t.Label, Epoch: ep}]
+			r.weight, r.sliceTags = t.Weight, t.SliceTags
+			out.Results = append(out.Results, r)
+		}
 	}
 	turns := make([]score.Turn, len(out.Results))
 	for i := range out.Results {
 		turns[i] = out.Results[i].scoreTurn()
 	}
-	out.Summary = score.Summarize(in.Candidate, turns, thresholds(e.cfg.Pack.Scoring))
+	th := thresholds(e.cfg.Pack.Scoring)
+	if opts.Seed != nil {
+		th.Seed = *opts.Seed
+	}
+	out.Summary = score.Summarize(in.Candidate, turns, th)
 	out.Summary.ScorerVersion = e.cfg.ScorerVersion
 	return out, nil
+}
+
+// key is the turn a spec is: its label and epoch (an unset epoch is 1).
+func (ts *TurnSpec) key() store.TurnKey {
+	return store.TurnKey{Label: ts.Label, Epoch: max(ts.Epoch, 1)}
+}
+
+// turnName names a turn in lists of labels: the label for epoch 1, else
+// label.epoch (the run directory's trace name).
+func turnName(k store.TurnKey) string {
+	if k.Epoch <= 1 {
+		return k.Label
+	}
+	return fmt.Sprintf("%s.%d", k.Label, k.Epoch)
 }
 
 // thresholds are the pack's gates.
@@ -315,7 +344,17 @@ func thresholds(s pack.Scoring) score.Thresholds {
 		MaxErrorRate:    s.MaxErrorRate,
 		MaxMeanLatencyS: s.MaxMeanLatencyS,
 		MaxMeanCostUSD:  s.MaxMeanCostUSD,
+		PassThreshold:   s.PassThreshold,
+		MinPassHatK:     passHatGate(s.MinPassHatK),
+		Seed:            score.DefaultSeed,
 	}
+}
+
+func passHatGate(g *pack.PassHatK) *score.PassHatGate {
+	if g == nil {
+		return nil
+	}
+	return &score.PassHatGate{K: g.K, Value: g.Value}
 }
 
 // scoreAll scores todo in chunks, in three overlapping stages: while one
@@ -400,19 +439,21 @@ func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) er
 	rows := make([]store.TurnRow, 0, len(chunk))
 	var snaps []snapshotBlob
 	for _, p := range chunk {
+		k := p.spec.key()
 		if p.reused != nil {
-			v.results[p.spec.Label] = *p.reused
+			p.reused.Epoch = k.Epoch // a turn recorded before epochs is epoch 1
+			v.results[k] = *p.reused
 			v.out.Reused++
 			continue
 		}
 		r := e.finish(ctx, v.candidate, p)
 		v.out.Diagnostics = append(v.out.Diagnostics, p.diags...)
-		v.results[p.spec.Label] = r
+		v.results[k] = r
 		if p.prior != nil {
 			if p.prior.Status == string(score.StatusUnscored) {
-				v.out.Retried = append(v.out.Retried, p.spec.Label)
+				v.out.Retried = append(v.out.Retried, turnName(k))
 			} else {
-				v.out.Rescored = append(v.out.Rescored, p.spec.Label)
+				v.out.Rescored = append(v.out.Rescored, turnName(k))
 			}
 		}
 		if v.run == nil {
@@ -459,6 +500,7 @@ func turnRow(run *store.Run, r *TurnResult) (store.TurnRow, error) {
 	return store.TurnRow{
 		RunID:             run.ID,
 		Label:             r.Label,
+		Epoch:             r.Epoch,
 		Attempt:           run.Attempt,
 		Status:            string(r.Status),
 		ProcessScore:      r.ProcessScore,
@@ -519,7 +561,7 @@ type snapshotCache struct {
 // the turn; they never stop the run.
 func (e *Engine) prepare(v *pass, ts *TurnSpec, cache *snapshotCache) *prepared {
 	p := &prepared{spec: ts, info: e.tasks[ts.Label]}
-	if prior, ok := v.prior[ts.Label]; ok {
+	if prior, ok := v.prior[ts.key()]; ok {
 		p.prior = &prior
 	}
 	var traceSrc, beforeSrc, afterSrc []byte
@@ -824,6 +866,7 @@ func (e *Engine) finish(ctx context.Context, candidate string, p *prepared) Turn
 	r := TurnResult{
 		Candidate:   candidate,
 		Label:       t.Label,
+		Epoch:       p.spec.key().Epoch,
 		Persona:     firstNonEmpty(p.spec.Persona, t.Persona),
 		Finalized:   turn.Finalized,
 		Error:       turn.Error,

@@ -437,9 +437,9 @@ func TestVerifyInterruptRecordsNoFalseUnscored(t *testing.T) {
 	if len(rows) == len(p.Tasks) {
 		t.Fatalf("all %d turns recorded; the run was not interrupted", len(rows))
 	}
-	for label, r := range rows {
+	for k, r := range rows {
 		if r.Status != string(score.StatusScored) {
-			t.Errorf("turn %s recorded as %s after an interruption, want only scored turns", label, r.Status)
+			t.Errorf("turn %s recorded as %s after an interruption, want only scored turns", k.Label, r.Status)
 		}
 	}
 	// The rerun scores the rest; every turn ends up scored exactly once.
@@ -488,9 +488,9 @@ func TestVerifyResumeRetriesUnscored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for label, r := range rows {
+	for k, r := range rows {
 		if r.Status != string(score.StatusScored) {
-			t.Errorf("%s stored as %s", label, r.Status)
+			t.Errorf("%s stored as %s", k.Label, r.Status)
 		}
 	}
 	if len(rows) != len(p.Tasks) {

@@ -8,12 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/assay-eval/assay/pkg/jsonpos"
 )
@@ -24,6 +27,7 @@ const (
 	codeTurnsSyntax = "turns.syntax"
 	codeTurnsField  = "turns.field"
 	codeTurnsLabel  = "turns.duplicate_label"
+	codeRunEpoch    = "run.epoch"
 
 	codeRunMissingTrace = "run.missing_trace"
 )
@@ -45,6 +49,7 @@ type Input struct {
 type TurnSpec struct {
 	Candidate  string
 	Label      string
+	Epoch      int // which repetition of the task, from 1 (docs/run-input.md)
 	Persona    string
 	LatencyS   *float64
 	CostUSD    *float64
@@ -84,15 +89,25 @@ type metrics struct {
 	StartedAt  string   `json:"started_at"`
 	FinishedAt string   `json:"finished_at"`
 	TraceFile  string   `json:"trace_file"`
+	Epoch      *float64 `json:"epoch"` // absent: 1; else a positive integer (epochOf)
 	// trace, state_before and state_after are read from the line's tree
 	// (decodeTurnLine) and when the turn is scored (lineRef.load).
 }
 
-// ReadRunDir reads a harness candidate directory: DIR/results/<label>.ndjson,
-// the optional DIR/results.json metrics and DIR/state/<label>.{before,after}.json.
-// candidate overrides the directory name. Problems in results.json are
-// diagnostics; an unreadable directory is an error naming the path.
+// ReadRunDir reads a harness candidate directory: DIR/results/<label>.ndjson
+// or DIR/results/<label>.<epoch>.ndjson, the optional DIR/results.json
+// metrics and DIR/state/<label>[.<epoch>].{before,after}.json
+// (docs/run-input.md). candidate overrides the directory name. Problems in
+// results.json and trace names are diagnostics; an unreadable directory is
+// an error naming the path.
 func ReadRunDir(dir, candidate string) (*Input, diag.List, error) {
+	return ReadRunDirTasks(dir, candidate, nil)
+}
+
+// ReadRunDirTasks is ReadRunDir knowing the pack's task labels: a trace
+// results/X.N.ndjson whose whole name X.N is a task (isTask) is epoch 1 of
+// task X.N, not epoch N of X. A nil isTask reads every such name as an epoch.
+func ReadRunDirTasks(dir, candidate string, isTask func(string) bool) (*Input, diag.List, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading run directory: %w", err)
@@ -112,8 +127,8 @@ func ReadRunDir(dir, candidate string) (*Input, diag.List, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading run directory: %w", err)
 	}
-	var diags diag.List
-	byLabel := map[string]metrics{}
+	traces, diags := traceFiles(resultsDir, entries, isTask)
+	byKey := map[store.TurnKey]metrics{}
 	mpath := filepath.Join(dir, "results.json")
 	src, err := jsonpos.ReadFile(mpath, maxResultsFile)
 	switch {
@@ -121,71 +136,173 @@ func ReadRunDir(dir, candidate string) (*Input, diag.List, error) {
 		rows, nodes, ds := decodeMetrics(mpath, src)
 		diags = append(diags, ds...)
 		for _, r := range rows {
-			byLabel[r.Label] = r
+			byKey[r.key()] = r
 		}
-		diags = append(diags, missingTraces(jsonpos.Source{File: mpath, Src: src}, resultsDir, rows, nodes, entries)...)
+		diags = append(diags, missingTraces(jsonpos.Source{File: mpath, Src: src}, resultsDir, rows, nodes, traces)...)
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, nil, fmt.Errorf("reading run metrics: %w", err)
 	}
 	in := &Input{Candidate: candidate}
-	for _, e := range entries {
-		label, ok := traceLabel(e)
-		if !ok {
-			continue
-		}
-		name := e.Name()
-		path := filepath.Join(resultsDir, name)
-		ts := TurnSpec{Candidate: candidate, Label: label, TracePath: path, Pos: diag.Pos{File: path}}
-		if m, ok := byLabel[label]; ok {
+	for _, tf := range traces {
+		ts := TurnSpec{Candidate: candidate, Label: tf.label, Epoch: tf.epoch, TracePath: tf.path, Pos: diag.Pos{File: tf.path}}
+		if m, ok := byKey[store.TurnKey{Label: tf.label, Epoch: tf.epoch}]; ok {
 			ts.Persona, ts.LatencyS, ts.CostUSD = m.Persona, m.LatencyS, m.CostUSD
 			ts.StartedAt, _ = parseTime(m.StartedAt)
 			ts.FinishedAt, _ = parseTime(m.FinishedAt)
 		}
-		for _, sp := range []struct {
-			part   *Part
-			suffix string
-		}{{&ts.StateBefore, ".before.json"}, {&ts.StateAfter, ".after.json"}} {
-			p := filepath.Join(dir, "state", label+sp.suffix)
-			if _, err := os.Stat(p); err == nil {
-				*sp.part = Part{Path: p, Pos: diag.Pos{File: p}}
-			}
-		}
+		ts.StateBefore = statePart(dir, tf, "before")
+		ts.StateAfter = statePart(dir, tf, "after")
 		in.Turns = append(in.Turns, ts)
 	}
-	sort.Slice(in.Turns, func(i, j int) bool { return in.Turns[i].Label < in.Turns[j].Label })
+	sort.Slice(in.Turns, func(i, j int) bool {
+		a, b := in.Turns[i], in.Turns[j]
+		return a.Label < b.Label || (a.Label == b.Label && a.Epoch < b.Epoch)
+	})
 	return in, diags, nil
+}
+
+// key is the turn a metrics row is about (a row with a bad epoch is
+// dropped before it is keyed).
+func (m metrics) key() store.TurnKey {
+	e, _ := epochOf(m.Epoch)
+	return store.TurnKey{Label: m.Label, Epoch: e}
+}
+
+// epochOf is a row's epoch: 1 when absent; an error unless a whole number
+// from 1 up.
+func epochOf(v *float64) (int, error) {
+	if v == nil {
+		return 1, nil
+	}
+	if *v < 1 || *v != math.Trunc(*v) || *v > math.MaxInt32 {
+		return 0, fmt.Errorf("epoch: want a whole number from 1 up, got %v", *v)
+	}
+	return int(*v), nil
+}
+
+// traceFile is one trace of a run directory's results/.
+type traceFile struct {
+	label    string
+	epoch    int
+	stem     string // the file name without .ndjson
+	path     string
+	numbered bool // the name carries the epoch
+}
+
+// traceFiles lists the traces in a run's results directory. Two traces of
+// one epoch of a task (x.ndjson and x.1.ndjson) and epoch 0 are errors.
+func traceFiles(resultsDir string, entries []os.DirEntry, isTask func(string) bool) ([]traceFile, diag.List) {
+	var out []traceFile
+	var diags diag.List
+	seen := map[store.TurnKey]string{}
+	for _, e := range entries {
+		stem, ok := traceStem(e)
+		if !ok {
+			continue
+		}
+		path := filepath.Join(resultsDir, e.Name())
+		tf := traceFile{label: stem, epoch: 1, stem: stem, path: path}
+		if label, n, ok := splitEpoch(stem); ok && (isTask == nil || !isTask(stem)) {
+			if n < 1 {
+				diags = append(diags, diag.Errorf(diag.Pos{File: path}, codeRunEpoch, "trace %s: epoch %d: epochs count from 1", path, n))
+				continue
+			}
+			tf.label, tf.epoch, tf.numbered = label, n, true
+		}
+		k := store.TurnKey{Label: tf.label, Epoch: tf.epoch}
+		if prev, dup := seen[k]; dup {
+			diags = append(diags, diag.Errorf(diag.Pos{File: path}, codeRunEpoch,
+				"traces %s and %s are both epoch %d of turn %q; keep one", prev, path, tf.epoch, tf.label))
+			continue
+		}
+		seen[k] = path
+		out = append(out, tf)
+	}
+	return out, diags
+}
+
+// splitEpoch splits a trace name X.N (N decimal digits) into X and N.
+func splitEpoch(stem string) (string, int, bool) {
+	i := strings.LastIndexByte(stem, '.')
+	if i <= 0 || i == len(stem)-1 {
+		return "", 0, false
+	}
+	for _, c := range stem[i+1:] {
+		if c < '0' || c > '9' {
+			return "", 0, false
+		}
+	}
+	n, err := strconv.Atoi(stem[i+1:])
+	if err != nil {
+		return "", 0, false
+	}
+	return stem[:i], n, true
+}
+
+// statePart finds one snapshot of a turn: for a trace named with its epoch,
+// state/<label>.<epoch>.<part>.json; else, or when that is absent,
+// state/<label>.<part>.json, which serves the before part of every epoch
+// and the after part of epoch 1 only (docs/run-input.md).
+func statePart(dir string, tf traceFile, part string) Part {
+	var paths []string
+	if tf.numbered {
+		paths = append(paths, filepath.Join(dir, "state", fmt.Sprintf("%s.%d.%s.json", tf.label, tf.epoch, part)))
+	}
+	if part == "before" || tf.epoch == 1 {
+		paths = append(paths, filepath.Join(dir, "state", tf.label+"."+part+".json"))
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return Part{Path: p, Pos: diag.Pos{File: p}}
+		}
+	}
+	return Part{}
+}
+
+// traceName is the file name of a turn's trace: <label>.ndjson for epoch 1,
+// else <label>.<epoch>.ndjson.
+func traceName(k store.TurnKey) string {
+	if k.Epoch <= 1 {
+		return k.Label + ".ndjson"
+	}
+	return fmt.Sprintf("%s.%d.ndjson", k.Label, k.Epoch)
 }
 
 // missingTraces warns about every row of results.json whose trace file is
 // absent, naming the nearest trace file that results.json does not list:
 // such a turn is never scored, and a task of the pack without a trace
 // counts as missing (docs/run-input.md).
-func missingTraces(s jsonpos.Source, resultsDir string, rows []metrics, nodes []*jsonpos.Node, entries []os.DirEntry) diag.List {
-	traces := map[string]bool{}
-	for _, e := range entries {
-		if label, ok := traceLabel(e); ok {
-			traces[label] = true
-		}
+func missingTraces(s jsonpos.Source, resultsDir string, rows []metrics, nodes []*jsonpos.Node, traces []traceFile) diag.List {
+	have := map[store.TurnKey]bool{}
+	for _, tf := range traces {
+		have[store.TurnKey{Label: tf.label, Epoch: tf.epoch}] = true
 	}
-	listed := map[string]bool{}
+	listed := map[store.TurnKey]bool{}
 	for _, r := range rows {
-		listed[r.Label] = true
+		listed[r.key()] = true
 	}
 	var unlisted []string
-	for label := range traces {
-		if !listed[label] {
-			unlisted = append(unlisted, label)
+	stems := map[string]string{} // unlisted trace stem -> its file name
+	for _, tf := range traces {
+		if !listed[store.TurnKey{Label: tf.label, Epoch: tf.epoch}] {
+			unlisted = append(unlisted, tf.stem)
+			stems[tf.stem] = tf.stem + ".ndjson"
 		}
 	}
 	var diags diag.List
 	for i, r := range rows {
-		if traces[r.Label] {
+		k := r.key()
+		if have[k] {
 			continue
 		}
-		msg := fmt.Sprintf("results.json lists turn %q, but its trace %s does not exist; the turn is not scored",
-			r.Label, filepath.Join(resultsDir, r.Label+".ndjson"))
-		if near, ok := nearestLabel(r.Label, unlisted); ok {
-			msg += fmt.Sprintf("; did you mean %q (%s)?", near, filepath.Join(resultsDir, near+".ndjson"))
+		what := fmt.Sprintf("turn %q", r.Label)
+		if k.Epoch > 1 {
+			what = fmt.Sprintf("epoch %d of turn %q", k.Epoch, r.Label)
+		}
+		msg := fmt.Sprintf("results.json lists %s, but its trace %s does not exist; the turn is not scored",
+			what, filepath.Join(resultsDir, traceName(k)))
+		if near, ok := nearestLabel(strings.TrimSuffix(traceName(k), ".ndjson"), unlisted); ok {
+			msg += fmt.Sprintf("; did you mean %q (%s)?", near, filepath.Join(resultsDir, stems[near]))
 		}
 		diags = append(diags, s.Warnf(valueOff(nodes[i], "label"), codeRunMissingTrace, "%s", msg))
 	}
@@ -201,8 +318,9 @@ func valueOff(n *jsonpos.Node, key string) int {
 	return n.Off
 }
 
-// traceLabel is the label of a trace file in a run's results directory.
-func traceLabel(e os.DirEntry) (string, bool) {
+// traceStem is the name of a trace file in a run's results directory
+// without .ndjson.
+func traceStem(e os.DirEntry) (string, bool) {
 	if e.IsDir() || !strings.HasSuffix(e.Name(), ".ndjson") {
 		return "", false
 	}
@@ -266,6 +384,10 @@ func decodeMetrics(file string, src []byte) ([]metrics, []*jsonpos.Node, diag.Li
 				diags = append(diags, s.Errorf(valueOff(e, f.key), codeRunMetrics, "entry %d: %s: %v", i, f.key, err))
 			}
 		}
+		if _, err := epochOf(m.Epoch); err != nil {
+			diags = append(diags, s.Errorf(valueOff(e, "epoch"), codeRunMetrics, "entry %d: %v", i, err))
+			continue
+		}
 		rows, nodes = append(rows, m), append(nodes, e)
 	}
 	return rows, nodes, diags
@@ -289,7 +411,7 @@ func ReadTurnsFile(path, defaultCandidate string) ([]*Input, diag.List, error) {
 		diags  diag.List
 		inputs []*Input
 		index  = map[string]*Input{}
-		seen   = map[[2]string]diag.Pos{}
+		seen   = map[turnID]diag.Pos{}
 	)
 	r := bufio.NewReaderSize(f, 64<<10)
 	var offset int64
@@ -317,9 +439,13 @@ func ReadTurnsFile(path, defaultCandidate string) ([]*Input, diag.List, error) {
 		diags = append(diags, ds...)
 		if ts != nil {
 			ts.inline = &lineRef{path: path, offset: start, n: len(line)}
-			key := [2]string{ts.Candidate, ts.Label}
+			key := turnID{ts.Candidate, ts.Label, ts.Epoch}
 			if first, dup := seen[key]; dup {
-				diags = append(diags, diag.Errorf(pos, codeTurnsLabel, "candidate %q already has a turn for %q (line %d)", ts.Candidate, ts.Label, first.Line))
+				epoch := ""
+				if ts.Epoch > 1 {
+					epoch = fmt.Sprintf(" in epoch %d", ts.Epoch)
+				}
+				diags = append(diags, diag.Errorf(pos, codeTurnsLabel, "candidate %q already has a turn for %q%s (line %d)", ts.Candidate, ts.Label, epoch, first.Line))
 			} else {
 				seen[key] = pos
 				in := index[ts.Candidate]
@@ -336,6 +462,12 @@ func ReadTurnsFile(path, defaultCandidate string) ([]*Input, diag.List, error) {
 		}
 	}
 	return inputs, diags, nil
+}
+
+// turnID is one turn of a turns file: a candidate's epoch of a task.
+type turnID struct {
+	candidate, label string
+	epoch            int
 }
 
 // decodeTurnLine decodes one turns line into a TurnSpec, with every problem
@@ -368,7 +500,11 @@ func decodeTurnLine(file, dir string, lineNo int, line []byte, defaultCandidate 
 	if m.Label == "" {
 		diags = append(diags, diag.Errorf(pos, codeTurnsField, "turn has no label"))
 	}
-	ts := &TurnSpec{Candidate: cmp.Or(m.Candidate, defaultCandidate), Label: m.Label, Persona: m.Persona, LatencyS: m.LatencyS, CostUSD: m.CostUSD, Pos: pos}
+	ts := &TurnSpec{Candidate: cmp.Or(m.Candidate, defaultCandidate), Label: m.Label, Epoch: 1, Persona: m.Persona, LatencyS: m.LatencyS, CostUSD: m.CostUSD, Pos: pos}
+	if ts.Epoch, err = epochOf(m.Epoch); err != nil {
+		_, ep := member("epoch")
+		diags = append(diags, diag.Errorf(ep, codeTurnsField, "%v", err))
+	}
 	for _, f := range []struct {
 		key, val string
 		t        *time.Time

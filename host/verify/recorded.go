@@ -38,9 +38,12 @@ func Recorded(ctx context.Context, st *store.Store, candidate, packSHA, scorerVe
 			if err := json.Unmarshal(row.Result, &tr); err != nil {
 				return nil, fmt.Errorf("reading recorded turn %s: %w", row.Label, err)
 			}
+			tr.Epoch = max(row.Epoch, 1)
 			out = append(out, tr)
 		}
-		sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })
+		sort.Slice(out, func(i, j int) bool {
+			return out[i].Label < out[j].Label || (out[i].Label == out[j].Label && out[i].Epoch < out[j].Epoch)
+		})
 		return out, nil
 	}
 	return nil, fmt.Errorf("%w of candidate %q for this pack and scorer version", ErrNotRecorded, candidate)

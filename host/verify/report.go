@@ -25,6 +25,9 @@ type Report struct {
 	Pack          PackRef           `json:"pack"`
 	Candidates    []CandidateReport `json:"candidates"`
 	Frontier      []string          `json:"frontier"`
+	// NotDistinguishable are the pairs of frontier candidates whose
+	// mean_score intervals overlap: not distinguishable on this data.
+	NotDistinguishable [][2]string `json:"frontier_not_distinguishable"`
 	// Errors are the candidates whose input could not be read at all: they
 	// were not verified, and each is listed with why.
 	Errors []CandidateError `json:"errors"`
@@ -60,9 +63,12 @@ type CandidateReport struct {
 	// Retried counts the turns recorded before as unscored (input
 	// unreadable, scorer broken) that were scored again; RetriedLabels
 	// names them.
-	Retried       int        `json:"retried"`
-	RetriedLabels []string   `json:"retried_labels"`
-	Verdict       RunVerdict `json:"verdict"`
+	Retried       int      `json:"retried"`
+	RetriedLabels []string `json:"retried_labels"`
+	// Paired is the comparison with the baseline, task by task; nil without
+	// a baseline and for the baseline itself.
+	Paired  *score.Paired `json:"paired,omitempty"`
+	Verdict RunVerdict    `json:"verdict"`
 }
 
 // CandidateError is a candidate that could not be verified.
@@ -198,37 +204,74 @@ func Frontier(pareto bool, sums []score.Summary) []string {
 	return out
 }
 
-// regressionDrop is how far a task's turn score must fall against the
-// baseline to count as a regression.
-const regressionDrop = 0.05
-
-// turnScores maps each scored turn's label to its turn score.
-func turnScores(rs []TurnResult) map[string]float64 {
-	m := map[string]float64{}
-	for _, r := range rs {
-		if r.TurnScore != nil {
-			m[r.Label] = *r.TurnScore
+// NotDistinguishable lists, in frontier order, the pairs of frontier
+// candidates whose mean_score intervals overlap: not distinguishable on
+// this data (docs/scoring.md).
+func NotDistinguishable(frontier []string, sums []score.Summary) [][2]string {
+	ci := make(map[string][]float64, len(sums))
+	for _, s := range sums {
+		ci[s.Candidate] = s.MeanScoreCI95
+	}
+	out := [][2]string{}
+	for i, a := range frontier {
+		for _, b := range frontier[i+1:] {
+			if score.Overlap(ci[a], ci[b]) {
+				out = append(out, [2]string{a, b})
+			}
 		}
 	}
-	return m
+	return out
 }
 
-// regressed lists the tasks whose turn score fell by more than regressionDrop
-// against the baseline (a scored baseline task that is now unscored or
-// missing regressed too).
-func regressed(rs []TurnResult, baseline map[string]float64) []string {
-	var out []string
+// regressionDrop is how far a task's score must fall against the baseline
+// to be listed as a per-task regression; whether the candidate regressed is
+// the paired comparison's call (score.Compare).
+const regressionDrop = 0.05
+
+// scoreTurns are the summary's view of turn results.
+func scoreTurns(rs []TurnResult) []score.Turn {
+	ts := make([]score.Turn, len(rs))
+	for i := range rs {
+		ts[i] = rs[i].scoreTurn()
+	}
+	return ts
+}
+
+// taskScores maps each task with a scored epoch to its score (the mean over
+// its scored epochs) and weight.
+func taskScores(rs []TurnResult) map[string]score.Sample {
+	return score.TaskMeans(scoreTurns(rs))
+}
+
+// regressed lists the per-task regressions: the tasks whose score fell by
+// more than regressionDrop against the baseline (a scored baseline task
+// with no scored epoch now regressed too), in result order.
+func regressed(rs []TurnResult, baseline map[string]score.Sample) []string {
+	now := taskScores(rs)
+	epochs, status := map[string]int{}, map[string]score.Status{}
+	var order []string
 	for _, r := range rs {
-		b, ok := baseline[r.Label]
+		if _, seen := epochs[r.Label]; !seen {
+			order = append(order, r.Label)
+			status[r.Label] = r.Status
+		}
+		epochs[r.Label]++
+	}
+	var out []string
+	for _, l := range order {
+		b, ok := baseline[l]
 		if !ok {
 			continue
 		}
-		if r.TurnScore == nil {
-			out = append(out, fmt.Sprintf("%s: %s (baseline %.3f)", r.Label, r.Status, b))
-			continue
-		}
-		if b-*r.TurnScore > regressionDrop+1e-9 {
-			out = append(out, fmt.Sprintf("%s: turn score %.3f, baseline %.3f", r.Label, *r.TurnScore, b))
+		m, scored := now[l]
+		switch {
+		case !scored:
+			out = append(out, fmt.Sprintf("%s: %s (baseline %.3f)", l, status[l], b.Value))
+		case b.Value-m.Value <= regressionDrop+1e-9:
+		case epochs[l] == 1:
+			out = append(out, fmt.Sprintf("%s: turn score %.3f, baseline %.3f", l, m.Value, b.Value))
+		default:
+			out = append(out, fmt.Sprintf("%s: mean score %.3f over %d epochs, baseline %.3f", l, m.Value, epochs[l], b.Value))
 		}
 	}
 	return out

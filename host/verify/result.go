@@ -9,6 +9,7 @@ import (
 type TurnResult struct {
 	Candidate    string        `json:"candidate"`
 	Label        string        `json:"label"`
+	Epoch        int           `json:"epoch"` // which repetition of the task, from 1
 	Persona      string        `json:"persona"`
 	Status       score.Status  `json:"status"`
 	ProcessScore *float64      `json:"process_score"`
@@ -53,6 +54,7 @@ type ScorerRef struct {
 func (r *TurnResult) scoreTurn() score.Turn {
 	t := score.Turn{
 		Label:       r.Label,
+		Epoch:       r.Epoch,
 		Persona:     r.Persona,
 		Weight:      r.weight,
 		SliceTags:   r.sliceTags,

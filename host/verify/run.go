@@ -37,6 +37,9 @@ type Request struct {
 	Baseline string
 	// Fresh starts every candidate over as a new attempt.
 	Fresh bool
+	// Seed seeds every bootstrap interval (docs/scoring.md); nil means
+	// score.DefaultSeed.
+	Seed *uint64
 	// OutDir, when set, receives results.json (streamed) and summary.json
 	// (the Report).
 	OutDir string
@@ -80,7 +83,10 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	}
 	rep := &Report{SchemaVersion: SummarySchemaVersion, Pack: PackRef{Name: p.Name(), Path: p.Path, SHA256: p.SHA256}, Candidates: []CandidateReport{},
 		Frontier: []string{}, Errors: []CandidateError{}, ScorerFailures: []ScorerFailure{}}
-	r := &runner{req: req, rep: rep}
+	r := &runner{req: req, rep: rep, scorerOf: make(map[string]string, len(p.Tasks))}
+	for _, t := range p.Tasks {
+		r.scorerOf[t.Label] = string(t.Scorer)
+	}
 	inputs, err := r.readInputs()
 	if err != nil {
 		return nil, err
@@ -95,10 +101,6 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	}
 	if r.eng, err = New(req.Engine); err != nil {
 		return nil, err
-	}
-	r.scorerOf = make(map[string]string, len(p.Tasks))
-	for _, t := range p.Tasks {
-		r.scorerOf[t.Label] = string(t.Scorer)
 	}
 	if err := r.loadBaseline(ctx, inputs); err != nil {
 		return nil, err
@@ -119,6 +121,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 		sums = append(sums, c.Summary)
 	}
 	rep.Frontier = Frontier(p.Scoring.ParetoFilter, sums)
+	rep.NotDistinguishable = NotDistinguishable(rep.Frontier, sums)
 	if r.rw != nil {
 		if err := r.rw.close(); err != nil {
 			return nil, err
@@ -136,8 +139,14 @@ type runner struct {
 	rep      *Report
 	eng      *Engine
 	rw       *resultsWriter
-	baseline map[string]float64 // task label -> the baseline's turn score
-	scorerOf map[string]string  // task label -> its scorer
+	baseline map[string]score.Sample // task label -> the baseline's task score
+	scorerOf map[string]string       // task label -> its scorer
+}
+
+// isTask reports whether label is a task of the pack.
+func (r *runner) isTask(label string) bool {
+	_, ok := r.scorerOf[label]
+	return ok
 }
 
 func (r *runner) diagnose(ds diag.List) {
@@ -175,7 +184,7 @@ func (r *runner) readInputs() ([]*Input, error) {
 	}
 	seen := map[string]string{}
 	for _, dir := range r.req.Runs {
-		in, ds, err := ReadRunDir(dir, r.req.Candidate)
+		in, ds, err := ReadRunDirTasks(dir, r.req.Candidate, r.isTask)
 		r.diagnose(ds)
 		if err == nil && ds.HasErrors() {
 			err = ds.Errors()
@@ -219,7 +228,7 @@ func (r *runner) loadBaseline(ctx context.Context, inputs []*Input) error {
 	if err != nil {
 		return &InputError{Err: fmt.Errorf("baseline %s: %w", base, err)}
 	}
-	r.baseline = turnScores(results)
+	r.baseline = taskScores(results)
 	return nil
 }
 
@@ -227,7 +236,7 @@ func (r *runner) loadBaseline(ctx context.Context, inputs []*Input) error {
 // gives its verdict, records the run's summary and verdict and streams its
 // turns to results.json.
 func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error) {
-	out, err := r.eng.Verify(ctx, in, Options{Fresh: r.req.Fresh})
+	out, err := r.eng.Verify(ctx, in, Options{Fresh: r.req.Fresh, Seed: r.req.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s: %w", in.Candidate, err)
 	}
@@ -238,11 +247,18 @@ func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error
 		Retried: len(out.Retried), RetriedLabels: nonNil(out.Retried)}
 	var regressions []string
 	if out.Candidate == r.req.Baseline {
-		r.baseline = turnScores(out.Results)
+		r.baseline = taskScores(out.Results)
 	} else if r.baseline != nil {
 		regressions = regressed(out.Results, r.baseline)
+		seed := score.DefaultSeed
+		if r.req.Seed != nil {
+			seed = *r.req.Seed
+		}
+		pd := score.Compare(r.req.Baseline, taskScores(out.Results), r.baseline,
+			r.req.Engine.Pack.Scoring.Promotion.RegressionMinDelta, 0, seed)
+		c.Paired = &pd
 	}
-	c.Verdict = runVerdict(out, regressions)
+	c.Verdict = runVerdict(out, regressions, c.Paired)
 	if err := finishRun(ctx, r.req.Engine.Store, out, c); err != nil {
 		return nil, err
 	}

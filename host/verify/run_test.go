@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/assay-eval/assay/host/kpi"
 	"github.com/assay-eval/assay/host/pack"
@@ -38,31 +39,41 @@ func TestOneVerdictVocabulary(t *testing.T) {
 		results     []TurnResult
 		sum         score.Summary
 		regressions []string
+		paired      *score.Paired
 		want        verdict.Verdict
 		reasons     []string
 	}{
 		{"gates passed, every check passed", []TurnResult{scored("a", 1, 1)},
-			score.Summary{MeanScore: .9, Gates: score.Gates{Passed: true}}, nil, verdict.Pass, []string{}},
+			score.Summary{MeanScore: .9, Gates: score.Gates{Passed: true}}, nil, nil, verdict.Pass, []string{}},
 		{"gates passed, a check failed (candidate-c)", []TurnResult{scored("a", 1, .6)},
-			score.Summary{MeanScore: .867, Gates: score.Gates{Passed: true}}, nil, verdict.PassWithWarnings,
+			score.Summary{MeanScore: .867, Gates: score.Gates{Passed: true}}, nil, nil, verdict.PassWithWarnings,
 			[]string{"1 of 2 checks failed"}},
-		{"gates passed, a regression", []TurnResult{scored("a", 1)},
+		{"gates passed, a paired regression", []TurnResult{scored("a", 1)},
 			score.Summary{MeanScore: .8, Gates: score.Gates{Passed: true}}, []string{"a: turn score 0.800, baseline 1.000"},
-			verdict.PassWithWarnings, []string{"1 regression against the baseline: a: turn score 0.800, baseline 1.000"}},
+			&score.Paired{Baseline: "b", Tasks: 1, MeanDelta: -.2, CI95: []float64{-.2, -.2}, Regression: true},
+			verdict.PassWithWarnings, []string{"regression against baseline b: mean paired delta -0.200, 95% interval [-0.200, -0.200] over 1 task, " +
+				"entirely below 0.000; per-task regression: a: turn score 0.800, baseline 1.000"}},
+		{"gates passed, a per-task regression the paired comparison does not confirm", []TurnResult{scored("a", 1)},
+			score.Summary{MeanScore: .8, Gates: score.Gates{Passed: true}}, []string{"a: turn score 0.800, baseline 1.000"},
+			&score.Paired{Baseline: "b", Tasks: 3, MeanDelta: -.07, CI95: []float64{-.2, 0}},
+			verdict.Pass, []string{}},
 		{"unscored gate failed with every check passed", []TurnResult{scored("a", 1), unscored},
-			score.Summary{MeanScore: 1, Unscored: 1, Gates: failedGate}, nil, verdict.Fail,
+			score.Summary{MeanScore: 1, Unscored: 1, Gates: failedGate}, nil, nil, verdict.Fail,
 			[]string{"gate unscored failed: 1.000 against threshold 0.000", "1 turn unscored"}},
 		{"no turn scored", []TurnResult{unscored},
-			score.Summary{Unscored: 1, Gates: failedGate}, nil, verdict.Blocked,
+			score.Summary{Unscored: 1, Gates: failedGate}, nil, nil, verdict.Blocked,
 			[]string{"gate unscored failed: 1.000 against threshold 0.000", "1 turn unscored"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := runVerdict(&Outcome{Candidate: "c", Results: tt.results, Summary: tt.sum}, tt.regressions)
+			got := runVerdict(&Outcome{Candidate: "c", Results: tt.results, Summary: tt.sum}, tt.regressions, tt.paired)
 			if got.Verdict != tt.want || got.Success != tt.want.Success() || got.Score != tt.sum.MeanScore {
 				t.Errorf("runVerdict() = %s success %t score %v, want %s and score %v (the mean score)",
 					got.Verdict, got.Success, got.Score, tt.want, tt.sum.MeanScore)
+			}
+			if diff := cmp.Diff(tt.regressions, got.Regressions, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("per-task regressions (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.reasons, got.Reasons); diff != "" {
 				t.Errorf("reasons (-want +got):\n%s", diff)

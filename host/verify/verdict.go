@@ -12,8 +12,11 @@ import (
 // fields of an evaluation (`assay eval --report` reads it back as one) and
 // follows the candidate's gates: gates failed is FAIL (BLOCKED when no turn
 // was scored); gates passed is PASS, or PASS_WITH_WARNINGS when a check
-// failed, a turn was unscored or missing, or a task regressed against the
-// baseline. Score is the candidate's mean_score.
+// failed, a turn was unscored or missing, or the candidate regressed against
+// the baseline: the paired comparison's interval lies entirely below
+// -regression_min_delta (docs/scoring.md). Per-task regressions are listed
+// in Regressions, labelled as such, and alone do not make a warning. Score
+// is the candidate's mean_score.
 type RunVerdict struct {
 	verdict.Evaluation
 	// Reasons say why the verdict is not PASS: each failed gate, then each
@@ -24,7 +27,7 @@ type RunVerdict struct {
 // runVerdict is the verdict of a verified candidate. Metrics, tests and
 // confidence are the evaluation engine's view of the run (verdict.FromRun);
 // the verdict, score and reasons follow the gates.
-func runVerdict(out *Outcome, regressions []string) RunVerdict {
+func runVerdict(out *Outcome, regressions []string, paired *score.Paired) RunVerdict {
 	ev := runEvidence(out, regressions)
 	base := verdict.Evaluate(verdict.FromRun(ev))
 	sum := out.Summary
@@ -49,9 +52,13 @@ func runVerdict(out *Outcome, regressions []string) RunVerdict {
 		add(fmt.Sprintf("%d pack %s missing", sum.Missing, plural(sum.Missing, "task", "tasks")),
 			"Run the missing pack tasks.")
 	}
-	if len(regressions) > 0 {
-		add(fmt.Sprintf("%d %s against the baseline: %s", len(regressions), plural(len(regressions), "regression", "regressions"),
-			strings.Join(regressions, "; ")), "Resolve the regressions against the baseline.")
+	if paired != nil && paired.Regression {
+		reason := fmt.Sprintf("regression against baseline %s: mean paired delta %.3f, 95%% interval [%.3f, %.3f] over %d %s, entirely below %.3f",
+			paired.Baseline, paired.MeanDelta, paired.CI95[0], paired.CI95[1], paired.Tasks, plural(paired.Tasks, "task", "tasks"), 0-paired.MinDelta)
+		if len(regressions) > 0 {
+			reason += fmt.Sprintf("; per-task %s: %s", plural(len(regressions), "regression", "regressions"), strings.Join(regressions, "; "))
+		}
+		add(reason, "Resolve the regression against the baseline.")
 	}
 	v := verdict.Pass
 	switch {
