@@ -161,7 +161,7 @@ func openSQLite(ctx context.Context, dsn string, o options) (*Store, error) {
 		}
 		s.db.Close()
 		if !isBusy(err) || time.Now().Add(wait).After(deadline) {
-			if attempt > 0 {
+			if isBusy(err) {
 				err = fmt.Errorf("%w (tried %d times over %s)", err, attempt+1, o.openBudget)
 			}
 			return nil, fmt.Errorf("open %s database %s: %w", SQLite, dsn, err)
