@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/assay-eval/assay/pkg/excerpt"
 )
 
 // Global flag names; each also reads an environment variable.
@@ -38,7 +40,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	code, show := exitCode(err)
 	if show {
-		msg := err.Error()
+		msg := excerpt.Escape(err.Error()) // an error may quote an input: nothing raw reaches the terminal
 		if !strings.HasSuffix(msg, "\n") {
 			msg += "\n"
 		}

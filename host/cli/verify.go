@@ -16,6 +16,7 @@ import (
 
 	"github.com/assay-eval/assay/host/verify"
 	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/excerpt"
 )
 
 // verifyMemoryLimit is verify's soft memory limit (runtime/debug).
@@ -191,22 +192,23 @@ func (a *app) printReport(rep *verify.Report, format string) error {
 
 // printCandidate prints one candidate's per-task table and summary.
 func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport) {
-	fmt.Fprintf(w, "\ncandidate %s", out.Candidate)
+	esc := excerpt.EscapeLine // labels and tags may come from an input: print no control byte raw
+	fmt.Fprintf(w, "\ncandidate %s", esc(out.Candidate))
 	if cs.Reused > 0 {
 		fmt.Fprintf(w, " (resumed: %d recorded turns reused, their inputs unchanged)", cs.Reused)
 	}
 	fmt.Fprintln(w)
 	if len(cs.RescoredLabels) > 0 {
-		fmt.Fprintf(w, "  rescored (inputs changed since recorded): %s\n", strings.Join(cs.RescoredLabels, ", "))
+		fmt.Fprintf(w, "  rescored (inputs changed since recorded): %s\n", esc(strings.Join(cs.RescoredLabels, ", ")))
 	}
 	if len(cs.RetriedLabels) > 0 {
-		fmt.Fprintf(w, "  retried (unscored when recorded): %s\n", strings.Join(cs.RetriedLabels, ", "))
+		fmt.Fprintf(w, "  retried (unscored when recorded): %s\n", esc(strings.Join(cs.RetriedLabels, ", ")))
 	}
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TASK\tSTATUS\tPROCESS\tKPI\tTURN\tTOOLS\tLATENCY\tFAILURE TAGS")
 	for _, r := range out.Results {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Label, r.Status, num(r.ProcessScore), num(r.KPIScore),
-			num(r.TurnScore), r.ToolCalls, secs(r.LatencyS), strings.Join(r.FailureTags, ","))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", esc(r.Label), r.Status, num(r.ProcessScore), num(r.KPIScore),
+			num(r.TurnScore), r.ToolCalls, secs(r.LatencyS), esc(strings.Join(r.FailureTags, ",")))
 	}
 	tw.Flush()
 	sm := cs.Summary
@@ -222,7 +224,7 @@ func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport
 	v := cs.Verdict
 	fmt.Fprintf(w, "  verdict: %s (score %.3f, confidence %.3f)\n", v.Verdict, v.Score, v.Confidence)
 	for _, r := range v.Reasons {
-		fmt.Fprintf(w, "    %s\n", r)
+		fmt.Fprintf(w, "    %s\n", esc(r))
 	}
 }
 
@@ -232,7 +234,7 @@ func printFrontier(w io.Writer, f []string) {
 		fmt.Fprintln(w, "\nPareto frontier: none (no candidate passed every gate)")
 		return
 	}
-	fmt.Fprintf(w, "\nPareto frontier: %s\n", strings.Join(f, ", "))
+	fmt.Fprintf(w, "\nPareto frontier: %s\n", excerpt.EscapeLine(strings.Join(f, ", ")))
 }
 
 func num(p *float64) string {
