@@ -27,7 +27,8 @@ func (a *app) verifyCommand() *cli.Command {
 		Name:  "verify",
 		Usage: "score whole harness runs: turn scores, gates, failure tags, verdicts and the Pareto frontier",
 		UsageText: `assay verify --pack P (--run DIR)... | --turns FILE [--candidate ID] [--out DIR]
-             [--db URL] [--in-process] [--baseline ID] [--fresh] [--format text|json]
+             [--db URL] [--in-process] [--baseline ID] [--fresh] [--allow-outside-paths]
+             [--format text|json]
 
 Reads each candidate run (a harness directory with results/<label>.ndjson traces,
 optional results.json metrics and state/<label>.{before,after}.json snapshots; or a
@@ -35,6 +36,11 @@ turns file with one JSON turn a line), scores every turn with the pack's scorers
 CEL checks, records each turn in the database as it completes, and writes
 results.json and summary.json to --out. Running it again for the same pack and
 candidate resumes an interrupted run; --fresh starts a new attempt.
+
+Every file a run names stays inside it: a turns file's paths inside the turns
+file's directory, a run directory's files (symbolic links resolved) inside the
+directory; --allow-outside-paths lifts this. Only regular files are read: a FIFO or
+a device is refused. A refused file leaves its turn unscored (docs/run-input.md).
 
 A candidate whose run directory cannot be read is listed in summary.json's errors
 and the others are verified. Each candidate's verdict follows its gates: FAIL
@@ -58,6 +64,7 @@ Example:
 			&cli.BoolFlag{Name: "in-process", Usage: "run the built-in scorers inside the host (debugging, performance baseline)"},
 			&cli.StringFlag{Name: "baseline", Usage: "candidate `ID` to compare against for regressions"},
 			&cli.BoolFlag{Name: "fresh", Usage: "start over as a new attempt instead of resuming"},
+			&cli.BoolFlag{Name: "allow-outside-paths", Usage: "let a run's paths (trace_file, snapshot paths, symbolic links) leave its directory"},
 			&cli.IntFlag{Name: "batch-size", Value: 64, Usage: "cases per plugin call"},
 			&cli.Float64Flag{Name: "scorer-error-share", Value: verify.DefaultScorerErrorShare,
 				Usage: "exit 3 when a scorer fails on more than this `SHARE` of a candidate's turns (or on all of them)"},
@@ -108,16 +115,17 @@ func (a *app) verify(c *cli.Context) error {
 		return nil
 	}
 	rep, err := verify.Run(c.Context, verify.Request{
-		Engine:           s.engineConfig(c.Int("batch-size"), a.logger(), prog.update),
-		Runs:             runs,
-		TurnsFile:        turnsFile,
-		Candidate:        c.String("candidate"),
-		Baseline:         c.String("baseline"),
-		Fresh:            c.Bool("fresh"),
-		OutDir:           c.String("out"),
-		ScorerErrorShare: share,
-		Start:            start,
-		Diagnostics:      func(ds diag.List) { fmt.Fprint(a.stderr, ds.Render(nil)) },
+		Engine:            s.engineConfig(c.Int("batch-size"), a.logger(), prog.update),
+		Runs:              runs,
+		TurnsFile:         turnsFile,
+		Candidate:         c.String("candidate"),
+		Baseline:          c.String("baseline"),
+		Fresh:             c.Bool("fresh"),
+		AllowOutsidePaths: c.Bool("allow-outside-paths"),
+		OutDir:            c.String("out"),
+		ScorerErrorShare:  share,
+		Start:             start,
+		Diagnostics:       func(ds diag.List) { fmt.Fprint(a.stderr, ds.Render(nil)) },
 		OnCandidate: func(out *verify.Outcome, cr *verify.CandidateReport) {
 			prog.done()
 			if format == "text" {

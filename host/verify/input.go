@@ -52,7 +52,13 @@ type TurnSpec struct {
 	FinishedAt time.Time
 	Pos        diag.Pos // where the turn was declared (trace file or turns line)
 
+	// Root is the directory the turn's files must stay in: the run
+	// directory or the turns file's directory; empty when they are not
+	// confined (--allow-outside-paths, or paths named on the command line).
+	Root string
+
 	TracePath string // a trace file, or
+	traceAt   diag.Pos // where TracePath was written (a turns line), for a refusal
 	// line locates a turns-file line whose "trace" array and inline
 	// snapshots are read again when the turn is scored, so a run's traces
 	// are never all in memory at once.
@@ -68,6 +74,25 @@ type Part struct {
 	Path   string
 	inline bool
 	Pos    diag.Pos
+	at     diag.Pos // where Path was written (a turns line), for a refusal
+}
+
+// refPos is where a refusal of the part's file is reported: where its path
+// was written, else the file.
+func (p Part) refPos() diag.Pos {
+	if p.at != (diag.Pos{}) {
+		return p.at
+	}
+	return p.Pos
+}
+
+// refPos is where a refusal of the turn's trace file is reported: where its
+// path was written, else the file.
+func (ts *TurnSpec) refPos() diag.Pos {
+	if ts.traceAt != (diag.Pos{}) {
+		return ts.traceAt
+	}
+	return ts.Pos
 }
 
 // Empty reports whether the part is absent.
@@ -90,8 +115,14 @@ type metrics struct {
 // ReadRunDir reads a harness candidate directory: DIR/results/<label>.ndjson,
 // the optional DIR/results.json metrics and DIR/state/<label>.{before,after}.json.
 // candidate overrides the directory name. Problems in results.json are
-// diagnostics; an unreadable directory is an error naming the path.
-func ReadRunDir(dir, candidate string) (*Input, diag.List, error) {
+// diagnostics; an unreadable directory is an error naming the path. Every
+// file of the run must stay inside dir (docs/run-input.md), unless
+// WithOutsidePaths(true) is given.
+func ReadRunDir(dir, candidate string, opts ...ReadOption) (*Input, diag.List, error) {
+	root := dir
+	if readConfigOf(opts).allowOutside {
+		root = ""
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading run directory: %w", err)
@@ -114,8 +145,10 @@ func ReadRunDir(dir, candidate string) (*Input, diag.List, error) {
 	var diags diag.List
 	byLabel := map[string]metrics{}
 	mpath := filepath.Join(dir, "results.json")
-	src, err := jsonpos.ReadFile(mpath, maxResultsFile)
+	src, err := readInput(mpath, root, maxResultsFile)
 	switch {
+	case errors.Is(err, errOutsideRun) || errors.Is(err, errNotRegular):
+		diags = append(diags, diag.Errorf(diag.Pos{File: mpath}, inputCode(err, ""), "%v", err))
 	case err == nil:
 		rows, nodes, ds := decodeMetrics(mpath, src)
 		diags = append(diags, ds...)
@@ -134,7 +167,7 @@ func ReadRunDir(dir, candidate string) (*Input, diag.List, error) {
 		}
 		name := e.Name()
 		path := filepath.Join(resultsDir, name)
-		ts := TurnSpec{Candidate: candidate, Label: label, TracePath: path, Pos: diag.Pos{File: path}}
+		ts := TurnSpec{Candidate: candidate, Label: label, Root: root, TracePath: path, Pos: diag.Pos{File: path}}
 		if m, ok := byLabel[label]; ok {
 			ts.Persona, ts.LatencyS, ts.CostUSD = m.Persona, m.LatencyS, m.CostUSD
 			ts.StartedAt, _ = parseTime(m.StartedAt)
@@ -273,9 +306,10 @@ func decodeMetrics(file string, src []byte) ([]metrics, []*jsonpos.Node, diag.Li
 // ReadTurnsFile reads a turns file: one JSON turn a line. Turns are grouped
 // by candidate (the line's candidate, else defaultCandidate, else the file's
 // base name). Every bad line is a positioned diagnostic; the good lines are
-// still returned.
-func ReadTurnsFile(path, defaultCandidate string) ([]*Input, diag.List, error) {
-	f, err := os.Open(path)
+// still returned. The paths in the lines must stay inside the turns file's
+// directory (docs/run-input.md), unless WithOutsidePaths(true) is given.
+func ReadTurnsFile(path, defaultCandidate string, opts ...ReadOption) ([]*Input, diag.List, error) {
+	f, err := openInput(path, "")
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading turns file: %w", err)
 	}
@@ -284,6 +318,10 @@ func ReadTurnsFile(path, defaultCandidate string) ([]*Input, diag.List, error) {
 		defaultCandidate = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
 	dir := filepath.Dir(path)
+	root := dir
+	if readConfigOf(opts).allowOutside {
+		root = ""
+	}
 	var (
 		diags  diag.List
 		inputs []*Input
@@ -316,6 +354,7 @@ func ReadTurnsFile(path, defaultCandidate string) ([]*Input, diag.List, error) {
 		diags = append(diags, ds...)
 		if ts != nil {
 			ts.line = &lineRef{path: path, offset: start, n: len(line)}
+			ts.Root = root
 			key := [2]string{ts.Candidate, ts.Label}
 			if first, dup := seen[key]; dup {
 				diags = append(diags, diag.Errorf(pos, codeTurnsLabel, "candidate %q already has a turn for %q (line %d)", ts.Candidate, ts.Label, first.Line))
@@ -388,7 +427,7 @@ func decodeTurnLine(file, dir string, lineNo int, line []byte, defaultCandidate 
 		ts.Pos = tracePos
 	case m.TraceFile != "":
 		ts.TracePath = resolve(dir, m.TraceFile)
-		ts.Pos = diag.Pos{File: ts.TracePath}
+		ts.Pos, ts.traceAt = diag.Pos{File: ts.TracePath}, fileKey
 	default:
 		diags = append(diags, diag.Errorf(pos, codeTurnsField, "turn %q has neither trace nor trace_file", m.Label))
 	}
@@ -401,7 +440,7 @@ func decodeTurnLine(file, dir string, lineNo int, line []byte, defaultCandidate 
 		case v == nil:
 		case v.Kind == jsonpos.String:
 			p := resolve(dir, v.Text)
-			*sp.part = Part{Path: p, Pos: diag.Pos{File: p}}
+			*sp.part = Part{Path: p, Pos: diag.Pos{File: p}, at: fp}
 		case v.Kind == jsonpos.Object:
 			*sp.part = Part{inline: true, Pos: fp}
 		default:
@@ -478,7 +517,7 @@ type inlineParts struct {
 
 // load reads the line again and returns its trace as NDJSON and its inline snapshots.
 func (l *lineRef) load() (traceNDJSON, before, after []byte, err error) {
-	f, err := os.Open(l.path)
+	f, err := openInput(l.path, "")
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("reading turns file: %w", err)
 	}

@@ -30,6 +30,10 @@ type Request struct {
 	// this request's candidates, else its latest recorded run of the same
 	// pack and scorer version.
 	Baseline string
+	// AllowOutsidePaths lets the paths of a run (a turns file's trace_file
+	// and snapshot paths, the symbolic links of a run directory) leave its
+	// directory (docs/run-input.md).
+	AllowOutsidePaths bool
 	// Fresh starts every candidate over as a new attempt.
 	Fresh bool
 	// OutDir, when set, receives results.json (streamed) and summary.json
@@ -151,7 +155,7 @@ func (r *runner) diagnose(ds diag.List) {
 func (r *runner) readInputs() ([]*Input, error) {
 	var inputs []*Input
 	if r.req.TurnsFile != "" {
-		ins, ds, err := ReadTurnsFile(r.req.TurnsFile, r.req.Candidate)
+		ins, ds, err := ReadTurnsFile(r.req.TurnsFile, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths))
 		if err != nil {
 			return nil, &InputError{Err: err}
 		}
@@ -163,7 +167,7 @@ func (r *runner) readInputs() ([]*Input, error) {
 	}
 	seen := map[string]string{}
 	for _, dir := range r.req.Runs {
-		in, ds, err := ReadRunDir(dir, r.req.Candidate)
+		in, ds, err := ReadRunDir(dir, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths))
 		r.diagnose(ds)
 		if err == nil && ds.HasErrors() {
 			err = ds.Errors()
