@@ -57,7 +57,7 @@ type TurnSpec struct {
 	// confined (--allow-outside-paths, or paths named on the command line).
 	Root string
 
-	TracePath string // a trace file, or
+	TracePath string   // a trace file, or
 	traceAt   diag.Pos // where TracePath was written (a turns line), for a refusal
 	// line locates a turns-file line whose "trace" array and inline
 	// snapshots are read again when the turn is scored, so a run's traces
