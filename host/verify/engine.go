@@ -561,6 +561,10 @@ func (e *Engine) prepare(v *pass, ts *TurnSpec, cache *snapshotCache) *prepared 
 	}
 	p.turn = turn
 	p.diags = append(p.diags, ds...)
+	if ds.HasErrors() {
+		// Over a limit of docs/run-input.md: not scored, and what was kept is dropped.
+		p.failed, p.turn = true, &trace.Turn{}
+	}
 	p.before, p.beforeSHA = e.snapshot(p, ts.StateBefore, before, cache)
 	p.after, p.afterSHA = e.snapshot(p, ts.StateAfter, after, cache)
 	return p
@@ -616,6 +620,11 @@ func (e *Engine) readPart(p *prepared, root string, part Part, inline []byte) pa
 		return partSrc{sha: sha, snap: s, ok: true}
 	}
 	raw, err := readInput(part.Path, root, state.MaxFileSize)
+	if tl := (*tooLargeError)(nil); errors.As(err, &tl) {
+		p.failed = true
+		p.diags = append(p.diags, state.TooLarge(part.Path, tl.size))
+		return partSrc{}
+	}
 	if err != nil {
 		p.fail(part.refPos(), inputCode(err, "state.read"), fmt.Errorf("reading state snapshot: %w", err))
 		return partSrc{}
