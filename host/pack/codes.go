@@ -34,4 +34,8 @@ const (
 	// dereferences and the number of nodes reached through them.
 	maxAliases    = 10_000
 	maxAliasNodes = 100_000
+	// MaxAliasBytes bounds the text aliases add once expanded (the bytes of
+	// the scalars and keys reached through them), so a pack, expanded, is at
+	// most MaxSize + MaxAliasBytes of text (docs/pack.md).
+	MaxAliasBytes = 8 << 20
 )
