@@ -117,7 +117,7 @@ type builder struct {
 	aliases  int
 	expanded int32
 	addBytes int64 // bytes the aliases add once expanded
-	stopped  bool // the alias budget was exceeded; the tree is unusable
+	stopped  bool  // the alias budget was exceeded; the tree is unusable
 }
 
 func newBuilder(file string, c *collector) *builder {
