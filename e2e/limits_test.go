@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/assay-eval/assay/host/pack"
 )
 
 // The host's memory budget for one turn, whatever its size
@@ -163,4 +165,56 @@ func clip(s string) string {
 		return s[:2000] + "..."
 	}
 	return s
+}
+
+// largestPack writes the largest pack the size limit (pack.MaxSize) allows:
+// tasks over all six scorers, each with a CEL check, up to just under it.
+func largestPack(t testing.TB) string {
+	t.Helper()
+	const maxSize = pack.MaxSize
+	var b strings.Builder
+	b.WriteString("schema_version: hsm.company_eval_pack.v1\ncompany:\n  id: gen\n  name: Generated\n  api_base: http://127.0.0.1:3847\n")
+	b.WriteString("personas: [cto, staff-engineer, qa-release-lead]\ntool_catalog: [search, validate-delivery, tag_release]\ntasks:\n")
+	kpis := []string{
+		"    scorer: task_state\n    kpis:\n      task_created: true\n      assigned_to: qa-release-lead\n      priority_min: 7\n      spec_keywords: [build, blocker]\n",
+		"    scorer: memory_grounding\n    kpis:\n      memory_tool_called: true\n      grounded_in_memory: true\n      answer_keywords: [harness]\n",
+		"    scorer: tool_sequence\n    kpis:\n      tool_sequence_contains: [search]\n      tool_args: {search: [query]}\n",
+		"    scorer: stigmergic\n    kpis:\n      note_written: true\n      note_keywords: [next]\n",
+		"    scorer: answer_keywords\n    kpis:\n      answer_keywords: [pass, fail]\n      min_answer_length: 80\n",
+		"    scorer: composite\n    kpis:\n      tool_sequence_contains: [validate-delivery]\n      answer_keywords: [blocker]\n",
+	}
+	scoring := "scoring:\n  process_weight: 0.35\n  kpi_weight: 0.65\n  min_mean_score: 0.75\n  min_finalize_rate: 1.0\n  max_error_rate: 0.0\n  pareto_filter: true\n"
+	for i := 0; ; i++ {
+		var task strings.Builder
+		fmt.Fprintf(&task, "  - label: task_%06d\n    persona: cto\n    prompt: >\n      Do task number %d and report back with the result.\n", i, i)
+		task.WriteString(kpis[i%len(kpis)])
+		task.WriteString("    weight: 1.5\n    slice_tags: [generated, bench]\n    safety:\n      requires_human: false\n      max_tool_calls: 8\n")
+		task.WriteString("    cel:\n      - name: few_tools\n        expr: size(turn.tool_calls) <= 8\n        message: too many tools\n")
+		if b.Len()+task.Len()+len(scoring) >= maxSize {
+			break
+		}
+		b.WriteString(task.String())
+	}
+	b.WriteString(scoring)
+	path := filepath.Join(t.TempDir(), "largest.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestLargestPackPeakRSS covers issue 14 item 5: validating the largest
+// pack the size limit allows stays under maxPeakRSSMB.
+func TestLargestPackPeakRSS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("validates a pack at the size limit")
+	}
+	res, rss := peakRSS(t, "pack", "validate", largestPack(t))
+	t.Logf("peak RSS %.0f MB", rss)
+	if res.code != 0 {
+		t.Errorf("assay pack validate = exit %d, stdout %q, stderr %q; want 0", res.code, clip(res.stdout), clip(res.stderr))
+	}
+	if rss > maxPeakRSSMB {
+		t.Errorf("assay pack validate peak RSS = %.0f MB, want at most %d MB", rss, maxPeakRSSMB)
+	}
 }

@@ -32,9 +32,9 @@ func TestPackAliasExpandedSize(t *testing.T) {
 			got = append(got, d)
 		}
 	}
-	// The 28th alias (line 30) passes 8 MiB: 28 × 300 KiB = 8,601,600 bytes.
-	want := []diag.Diagnostic{{Pos: diag.Pos{File: "bomb.yaml", Line: 30, Col: 5}, Severity: diag.Error, Code: CodeAlias,
-		Message: "aliases expand the pack by more than 8 MiB of text (this alias *big adds 307200 bytes, 28 aliases so far); refusing a possible alias bomb"}}
+	// The 14th alias (line 16) passes 4 MiB: 14 × 300 KiB = 4,300,800 bytes.
+	want := []diag.Diagnostic{{Pos: diag.Pos{File: "bomb.yaml", Line: 16, Col: 5}, Severity: diag.Error, Code: CodeAlias,
+		Message: "aliases expand the pack by more than 4 MiB of text (this alias *big adds 307200 bytes, 14 aliases so far); refusing a possible alias bomb"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse(alias bomb) %s diagnostics (-want +got):\n%s\nall: %v", CodeAlias, diff, list)
 	}
