@@ -218,3 +218,53 @@ func TestLargestPackPeakRSS(t *testing.T) {
 		t.Errorf("assay pack validate peak RSS = %.0f MB, want at most %d MB", rss, maxPeakRSSMB)
 	}
 }
+
+// The numbers of issue 14 item 5, each the peak RSS of the assay process
+// (run by `make bench`; each writes its input once, up to about 1 GB).
+
+// BenchmarkPeakRSSTrace10MEvents verifies one turn whose trace has 10
+// million events.
+func BenchmarkPeakRSSTrace10MEvents(b *testing.B) {
+	benchVerifyRSS(b, bigRun(b, 10_000_000, false, 0))
+}
+
+// BenchmarkPeakRSSTrace10MToolCalls verifies one turn whose trace has 10
+// million tool calls.
+func BenchmarkPeakRSSTrace10MToolCalls(b *testing.B) {
+	benchVerifyRSS(b, bigRun(b, 10_000_000, true, 0))
+}
+
+// BenchmarkPeakRSSSnapshot247MB verifies one turn with a 247 MB snapshot.
+func BenchmarkPeakRSSSnapshot247MB(b *testing.B) {
+	benchVerifyRSS(b, bigRun(b, 10, false, 247_000_000))
+}
+
+// BenchmarkPeakRSSSnapshotAtLimit verifies one turn with a snapshot just
+// under the limit (state.MaxFileSize), which is read and scored.
+func BenchmarkPeakRSSSnapshotAtLimit(b *testing.B) {
+	benchVerifyRSS(b, bigRun(b, 10, false, 16<<20-64<<10))
+}
+
+// BenchmarkPeakRSSLargestPack validates the largest pack the size limit allows.
+func BenchmarkPeakRSSLargestPack(b *testing.B) {
+	path := largestPack(b)
+	b.ResetTimer()
+	for range b.N {
+		res, rss := peakRSS(b, "pack", "validate", path)
+		if res.code != 0 {
+			b.Fatalf("assay pack validate = exit %d: %s", res.code, clip(res.stdout))
+		}
+		b.ReportMetric(rss, "peak-RSS-MB")
+	}
+}
+
+func benchVerifyRSS(b *testing.B, dir string) {
+	b.ResetTimer()
+	for range b.N {
+		res, rss := verifyBig(b, dir)
+		if res.code > 2 {
+			b.Fatalf("assay verify = exit %d: %s", res.code, clip(res.stderr))
+		}
+		b.ReportMetric(rss, "peak-RSS-MB")
+	}
+}
