@@ -409,37 +409,7 @@ func (p *parser) event(n int, b []byte, f *fields) {
 			t.Phases = append(t.Phases, ev.Phase)
 		}
 	case TypeRuntime, TypeRuntimeRaw:
-		var pl payloadFields
-		if !p.object(n, b, f.payload, "payload", pl.visit) {
-			break
-		}
-		ev.EventType = p.str(n, b, pl.eventType, "payload.event_type")
-		ev.ToolName = p.intern(p.str(n, b, pl.toolName, "payload.tool_name"))
-		switch ev.EventType {
-		case EventToolStart:
-			t.ToolEvents++
-			ev.EventType = EventToolStart
-			args := pl.toolInput
-			if args.kind == 0 || args.kind == 'n' {
-				args = pl.args
-			}
-			p.toolCalls++
-			if p.over == "" && p.toolCalls > p.lim.toolCalls {
-				p.pass("tool calls", n)
-			}
-			if p.keep(n, args.end-args.start) {
-				t.ToolCalls = append(t.ToolCalls, ToolCall{Name: ev.ToolName, Args: decodeArgs(b, args)})
-			}
-		case EventToolEnd:
-			t.ToolEvents++
-			ev.EventType = EventToolEnd
-		case EventLoopIteration:
-			t.LoopIters++
-			ev.EventType = EventLoopIteration
-		}
-		if ev.ToolName == FinalizeTool {
-			t.Finalized = true
-		}
+		p.runtime(n, b, f, &ev)
 	case TypeSubAgentSpawned:
 		t.ToolEvents++
 		t.SubAgents++
@@ -498,6 +468,43 @@ func (p *parser) event(n int, b []byte, f *fields) {
 	ev.Type = knownType(ev.Type)
 	if p.keep(n, len(ev.Phase)+len(ev.EventType)+len(ev.ToolName)) {
 		t.Events = append(t.Events, ev)
+	}
+}
+
+// runtime handles a runtime or runtime_raw event: tool calls, loop
+// iterations and the finalize tool.
+func (p *parser) runtime(n int, b []byte, f *fields, ev *Event) {
+	t := p.turn
+	var pl payloadFields
+	if !p.object(n, b, f.payload, "payload", pl.visit) {
+		return
+	}
+	ev.EventType = p.str(n, b, pl.eventType, "payload.event_type")
+	ev.ToolName = p.intern(p.str(n, b, pl.toolName, "payload.tool_name"))
+	switch ev.EventType {
+	case EventToolStart:
+		t.ToolEvents++
+		ev.EventType = EventToolStart
+		args := pl.toolInput
+		if args.kind == 0 || args.kind == 'n' {
+			args = pl.args
+		}
+		p.toolCalls++
+		if p.over == "" && p.toolCalls > p.lim.toolCalls {
+			p.pass("tool calls", n)
+		}
+		if p.keep(n, args.end-args.start) {
+			t.ToolCalls = append(t.ToolCalls, ToolCall{Name: ev.ToolName, Args: decodeArgs(b, args)})
+		}
+	case EventToolEnd:
+		t.ToolEvents++
+		ev.EventType = EventToolEnd
+	case EventLoopIteration:
+		t.LoopIters++
+		ev.EventType = EventLoopIteration
+	}
+	if ev.ToolName == FinalizeTool {
+		t.Finalized = true
 	}
 }
 
