@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/assay-eval/assay/host/store"
+	"github.com/assay-eval/assay/pkg/excerpt"
 )
 
 // dbOptions are the store.Open options the global flags give.
@@ -46,7 +47,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	code, show := exitCode(err)
 	if show {
-		msg := err.Error()
+		msg := excerpt.Escape(err.Error()) // an error may quote an input: nothing raw reaches the terminal
 		if !strings.HasSuffix(msg, "\n") {
 			msg += "\n"
 		}

@@ -228,12 +228,19 @@ func (a *app) printCelEval(r celEvalReport) {
 	}
 }
 
+// maxRenderedTrace is the largest trace whose lines are shown under its
+// diagnostics.
+const maxRenderedTrace = 64 << 20
+
 // celTrace parses the trace, printing its warnings; an unreadable or
 // invalid trace is invalid input.
 func (a *app) celTrace(path string) (*trace.Turn, error) {
 	t, ds, err := trace.ParseFile(path)
 	if len(ds) > 0 {
-		b, _ := os.ReadFile(path)
+		var b []byte
+		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Size() <= maxRenderedTrace {
+			b, _ = os.ReadFile(path) // the source lines under the warnings; a huge trace is not read again whole
+		}
 		fmt.Fprint(a.stderr, ds.Render(map[string][]byte{path: b}))
 	}
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/assay-eval/assay/host/verify"
 	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/excerpt"
 )
 
 func (a *app) scoreCommand() *cli.Command {
@@ -129,7 +130,8 @@ func (a *app) score(c *cli.Context) error {
 
 // printTurn explains one turn's scores and checks.
 func printTurn(w io.Writer, r *verify.TurnResult) {
-	fmt.Fprintf(w, "task %s (persona %s), scorer %s %s\n", r.Label, r.Persona, r.Scorer.ID, r.Scorer.Version)
+	esc := excerpt.EscapeLine // a label, detail or tag may come from an input: print no control byte raw
+	fmt.Fprintf(w, "task %s (persona %s), scorer %s %s\n", esc(r.Label), esc(r.Persona), esc(string(r.Scorer.ID)), esc(r.Scorer.Version))
 	fmt.Fprintf(w, "status %s\n", r.Status)
 	fmt.Fprintf(w, "process score %s   kpi score %s   turn score %s\n", num(r.ProcessScore), num(r.KPIScore), num(r.TurnScore))
 	fmt.Fprintf(w, "finalized %t   error %t   tool calls %d   latency %s   cost %s\n", r.Finalized, r.Error, r.ToolCalls, secs(r.LatencyS), usd(r.CostUSD))
@@ -143,18 +145,18 @@ func printTurn(w io.Writer, r *verify.TurnResult) {
 			}
 			tag := ""
 			if ch.FailureTag != "" {
-				tag = " [" + ch.FailureTag + "]"
+				tag = " [" + esc(ch.FailureTag) + "]"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%.3f\t%s\t%s%s\n", mark, ch.Name, ch.Score, ch.Source, ch.Detail, tag)
+			fmt.Fprintf(tw, "  %s\t%s\t%.3f\t%s\t%s%s\n", mark, esc(ch.Name), ch.Score, esc(ch.Source), esc(ch.Detail), tag)
 		}
 		tw.Flush()
 	}
 	if len(r.FailureTags) > 0 {
-		fmt.Fprintf(w, "failure tags: %s\n", strings.Join(r.FailureTags, ", "))
+		fmt.Fprintf(w, "failure tags: %s\n", esc(strings.Join(r.FailureTags, ", ")))
 	} else {
 		fmt.Fprintln(w, "failure tags: none")
 	}
 	for _, d := range r.Diagnostics {
-		fmt.Fprintf(w, "note: %s\n", d)
+		fmt.Fprintf(w, "note: %s\n", excerpt.Escape(d))
 	}
 }

@@ -126,3 +126,30 @@ func TestStateCheckCLI(t *testing.T) {
 		t.Errorf("assay state check --format json = exit %d, %q", code, out)
 	}
 }
+
+// TestSnapshotExcerptEscapesControlCharacters covers issue 14 item 8: a
+// snapshot holding ESC/OSC bytes whose error excerpt is printed puts no raw
+// control byte on the terminal.
+func TestSnapshotExcerptEscapesControlCharacters(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "evil\x1b[2J.json")
+	src := "{\"tasks\": [\n  {\"title\": \"\x1b]0;pwned\x07\x1b[31m\x00\u009b\", \"priority\": \"high\"}\n]}"
+	if err := os.WriteFile(bad, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := stateCheck(t, bad)
+	if code != 2 {
+		t.Fatalf("assay state check = exit %d, stdout %q, stderr %q; want exit 2", code, out, errOut)
+	}
+	want := `      {"title": "\x1b]0;pwned\x07\x1b[31m\x00\u009b", "priority": "high"}`
+	if !strings.Contains(errOut, want) {
+		t.Errorf("assay state check stderr = %q, want the excerpt escaped: %q", errOut, want)
+	}
+	for _, s := range []string{out, errOut} {
+		for _, c := range s {
+			if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f || c >= 0x80 && c <= 0x9f {
+				t.Fatalf("assay state check printed control character %U raw: %q", c, s)
+			}
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/verify"
 	"github.com/assay-eval/assay/pkg/diag"
+	"github.com/assay-eval/assay/pkg/excerpt"
 )
 
 // verifyMemoryLimit is verify's soft memory limit (runtime/debug).
@@ -31,7 +32,8 @@ func (a *app) verifyCommand() *cli.Command {
 		Usage: "score whole harness runs: turn scores, gates, failure tags, verdicts and the Pareto frontier",
 		UsageText: `assay verify --pack P (--run DIR)... | --turns FILE | --otlp FILE [--label-attr K]
              [--candidate ID] [--out DIR]
-             [--db URL] [--in-process] [--baseline ID] [--seed N] [--fresh] [--format text|json]
+             [--db URL] [--in-process] [--baseline ID] [--seed N] [--fresh] [--allow-outside-paths]
+             [--format text|json]
              [--junit FILE] [--markdown FILE]
 
 Reads each candidate run (a harness directory with results/<label>.ndjson traces,
@@ -44,6 +46,11 @@ candidate resumes an interrupted run; --fresh starts a new attempt. A task may
 have several epochs (repeated turns: results/<label>.<epoch>.ndjson, or "epoch"
 in a turns line); each candidate gets pass@k, pass^k, its flaky tasks and a
 bootstrap 95% interval of its mean, seeded by --seed (docs/scoring.md).
+
+Every file a run names stays inside it: a turns file's paths inside the turns
+file's directory, a run directory's files (symbolic links resolved) inside the
+directory; --allow-outside-paths lifts this. Only regular files are read: a FIFO or
+a device is refused. A refused file leaves its turn unscored (docs/run-input.md).
 
 A candidate whose run directory cannot be read is listed in summary.json's errors
 and the others are verified. Each candidate's verdict follows its gates: FAIL
@@ -72,6 +79,7 @@ Example:
 			&cli.StringFlag{Name: "baseline", Usage: "candidate `ID` to compare against for regressions"},
 			&cli.Uint64Flag{Name: "seed", Value: score.DefaultSeed, Usage: "seed `N` of the bootstrap intervals (same input and seed, same intervals)"},
 			&cli.BoolFlag{Name: "fresh", Usage: "start over as a new attempt instead of resuming"},
+			&cli.BoolFlag{Name: "allow-outside-paths", Usage: "let a run's paths (trace_file, snapshot paths, symbolic links) leave its directory"},
 			&cli.IntFlag{Name: "batch-size", Value: 64, Usage: "cases per plugin call"},
 			&cli.Float64Flag{Name: "scorer-error-share", Value: verify.DefaultScorerErrorShare,
 				Usage: "exit 3 when a scorer fails on more than this `SHARE` of a candidate's turns (or on all of them)"},
@@ -124,19 +132,20 @@ func (a *app) verify(c *cli.Context) error {
 		return nil
 	}
 	rep, err := verify.Run(c.Context, verify.Request{
-		Engine:           s.engineConfig(c.Int("batch-size"), a.logger(), prog.update),
-		Runs:             runs,
-		TurnsFile:        turnsFile,
-		OTLPFile:         otlpFile,
-		OTLPLabelAttr:    c.String("label-attr"),
-		Candidate:        c.String("candidate"),
-		Baseline:         c.String("baseline"),
-		Fresh:            c.Bool("fresh"),
-		Seed:             &seed,
-		OutDir:           c.String("out"),
-		ScorerErrorShare: share,
-		Start:            start,
-		Diagnostics:      func(ds diag.List) { fmt.Fprint(a.stderr, ds.Render(nil)) },
+		Engine:            s.engineConfig(c.Int("batch-size"), a.logger(), prog.update),
+		Runs:              runs,
+		TurnsFile:         turnsFile,
+		OTLPFile:          otlpFile,
+		OTLPLabelAttr:     c.String("label-attr"),
+		Candidate:         c.String("candidate"),
+		Baseline:          c.String("baseline"),
+		Fresh:             c.Bool("fresh"),
+		AllowOutsidePaths: c.Bool("allow-outside-paths"),
+		Seed:              &seed,
+		OutDir:            c.String("out"),
+		ScorerErrorShare:  share,
+		Start:             start,
+		Diagnostics:       func(ds diag.List) { fmt.Fprint(a.stderr, ds.Render(nil)) },
 		OnCandidate: func(out *verify.Outcome, cr *verify.CandidateReport) {
 			prog.done()
 			col.Add(out, cr)
@@ -219,16 +228,17 @@ func (a *app) printReport(rep *verify.Report, format string) error {
 
 // printCandidate prints one candidate's per-task table and summary.
 func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport) {
-	fmt.Fprintf(w, "\ncandidate %s", out.Candidate)
+	esc := excerpt.EscapeLine // labels and tags may come from an input: print no control byte raw
+	fmt.Fprintf(w, "\ncandidate %s", esc(out.Candidate))
 	if cs.Reused > 0 {
 		fmt.Fprintf(w, " (resumed: %d recorded turns reused, their inputs unchanged)", cs.Reused)
 	}
 	fmt.Fprintln(w)
 	if len(cs.RescoredLabels) > 0 {
-		fmt.Fprintf(w, "  rescored (inputs changed since recorded): %s\n", strings.Join(cs.RescoredLabels, ", "))
+		fmt.Fprintf(w, "  rescored (inputs changed since recorded): %s\n", esc(strings.Join(cs.RescoredLabels, ", ")))
 	}
 	if len(cs.RetriedLabels) > 0 {
-		fmt.Fprintf(w, "  retried (unscored when recorded): %s\n", strings.Join(cs.RetriedLabels, ", "))
+		fmt.Fprintf(w, "  retried (unscored when recorded): %s\n", esc(strings.Join(cs.RetriedLabels, ", ")))
 	}
 	printTurns(w, out.Results, cs.Epochs > 1)
 	sm := cs.Summary
@@ -248,7 +258,7 @@ func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport
 	v := cs.Verdict
 	fmt.Fprintf(w, "  verdict: %s (score %.3f, confidence %.3f)\n", v.Verdict, v.Score, v.Confidence)
 	for _, r := range v.Reasons {
-		fmt.Fprintf(w, "    %s\n", r)
+		fmt.Fprintf(w, "    %s\n", esc(r))
 	}
 	for _, r := range v.Regressions {
 		fmt.Fprintf(w, "    per-task regression: %s\n", r)
@@ -311,7 +321,7 @@ func printFrontier(w io.Writer, f []string, same [][2]string) {
 		fmt.Fprintln(w, "\nPareto frontier: none (no candidate passed every gate)")
 		return
 	}
-	fmt.Fprintf(w, "\nPareto frontier: %s\n", strings.Join(f, ", "))
+	fmt.Fprintf(w, "\nPareto frontier: %s\n", excerpt.EscapeLine(strings.Join(f, ", ")))
 	for _, p := range same {
 		fmt.Fprintf(w, "  %s and %s: not distinguishable on this data (their mean score intervals overlap)\n", p[0], p[1])
 	}

@@ -26,12 +26,19 @@ const (
 // Limits on what the loader accepts.
 const (
 	// MaxSize is the largest pack file accepted; larger ones are refused
-	// before parsing.
-	MaxSize = 8 << 20
+	// before parsing. Validating a pack takes about sixty times its size at
+	// the peak (the YAML tree, the typed tree, its JSON form and the schema
+	// validation are alive together), so a pack at the limit validates in
+	// under 300 MB (docs/pack.md).
+	MaxSize = 4 << 20
 	// MaxDiagnostics caps the diagnostics returned for one pack.
 	MaxDiagnostics = 100
 	// maxAliases and maxAliasNodes bound alias expansion: the number of alias
 	// dereferences and the number of nodes reached through them.
 	maxAliases    = 10_000
 	maxAliasNodes = 100_000
+	// MaxAliasBytes bounds the text aliases add once expanded (the bytes of
+	// the scalars and keys reached through them), so a pack, expanded, is at
+	// most MaxSize + MaxAliasBytes of text (docs/pack.md).
+	MaxAliasBytes = 4 << 20
 )

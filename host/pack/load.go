@@ -56,7 +56,7 @@ func unwrapPath(err error) error {
 }
 
 func tooLarge(pos diag.Pos, size int64) diag.Diagnostic {
-	what := "more than 8 MiB"
+	what := fmt.Sprintf("more than %d MiB", MaxSize>>20)
 	if size > MaxSize+1 {
 		what = fmt.Sprintf("%.1f MiB", float64(size)/(1<<20))
 	}

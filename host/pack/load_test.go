@@ -240,7 +240,7 @@ func TestLoadFiles(t *testing.T) {
 	tests := []struct {
 		name, path, code, msg string
 	}{
-		{"too large", big, CodeTooLarge, "9.0 MiB"},
+		{"too large", big, CodeTooLarge, fmt.Sprintf("%.1f MiB", float64(MaxSize+1<<20)/(1<<20))},
 		{"missing", filepath.Join(dir, "nope.yaml"), CodeIO, "no such file"},
 		{"directory", dir, CodeIO, "directory"},
 	}

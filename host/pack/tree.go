@@ -41,6 +41,7 @@ type node struct {
 	keys  []mkey         // kMap: the keys, in source order
 	index map[string]int // kMap with more than indexFrom keys: key -> position in keys
 	size  int32          // number of nodes once aliases are expanded
+	bytes int64          // bytes of scalars and keys once aliases are expanded
 	kind  valueKind
 	b     bool // kBool
 }
@@ -115,7 +116,8 @@ type builder struct {
 	building map[*yaml.Node]bool
 	aliases  int
 	expanded int32
-	stopped  bool // the alias budget was exceeded; the tree is unusable
+	addBytes int64 // bytes the aliases add once expanded
+	stopped  bool  // the alias budget was exceeded; the tree is unusable
 }
 
 func newBuilder(file string, c *collector) *builder {
@@ -154,6 +156,7 @@ func (b *builder) build(y *yaml.Node) *node {
 			item := b.build(c)
 			n.items = append(n.items, item)
 			n.size = addSize(n.size, item.size)
+			n.bytes += item.bytes
 		}
 	case yaml.MappingNode:
 		n = b.mapping(y)
@@ -186,11 +189,19 @@ func (b *builder) alias(y *yaml.Node) *node {
 	n := b.build(t)
 	b.aliases++
 	b.expanded = addSize(b.expanded, n.size)
-	if !b.stopped && (b.aliases > maxAliases || b.expanded > maxAliasNodes) {
+	b.addBytes += n.bytes
+	switch {
+	case b.stopped:
+	case b.aliases > maxAliases || b.expanded > maxAliasNodes:
 		b.stopped = true
 		b.diags.add(diag.Errorf(b.pos(y), CodeAlias,
 			"aliases expand to more than %d values (or %d aliases); refusing a possible alias bomb",
 			maxAliasNodes, maxAliases), "")
+	case b.addBytes > MaxAliasBytes:
+		b.stopped = true
+		b.diags.add(diag.Errorf(b.pos(y), CodeAlias,
+			"aliases expand the pack by more than %d MiB of text (this alias *%s adds %d bytes, %d aliases so far); refusing a possible alias bomb",
+			MaxAliasBytes>>20, y.Value, n.bytes, b.aliases), "")
 	}
 	return n
 }
@@ -216,6 +227,7 @@ func (b *builder) mapping(y *yaml.Node) *node {
 		v := b.build(vy)
 		n.put(k, v)
 		n.size = addSize(n.size, 1+v.size)
+		n.bytes += int64(len(k.str)) + v.bytes
 	}
 	// Merge keys (<<: *base): keys written in the mapping win; among merged
 	// mappings the first one wins.
@@ -243,6 +255,7 @@ func (b *builder) mapping(y *yaml.Node) *node {
 				}
 				n.put(k, s.items[i])
 				n.size = addSize(n.size, 1+s.items[i].size)
+				n.bytes += int64(len(k.str)) + s.items[i].bytes
 			}
 		}
 	}
@@ -272,7 +285,7 @@ func yamlKind(y *yaml.Node) string {
 }
 
 func (b *builder) scalar(y *yaml.Node) *node {
-	n := &node{kind: kString, y: y, pos: b.pos(y), str: y.Value, size: 1}
+	n := &node{kind: kString, y: y, pos: b.pos(y), str: y.Value, size: 1, bytes: int64(len(y.Value))}
 	switch y.ShortTag() {
 	case "!!null":
 		n.kind = kNull

@@ -22,9 +22,12 @@ const (
 	CodeTooLarge     = "state.too_large"
 )
 
-// MaxFileSize is the largest snapshot file ReadFile reads, the same bound
-// Capture puts on a response.
-const MaxFileSize = maxBody
+// MaxFileSize is the largest snapshot Parse accepts and ReadFile reads
+// (docs/run-input.md, "Limits"): parsing takes about fifteen times the
+// snapshot's size at its peak, so a snapshot at the limit verifies within
+// the host's memory budget. A larger one is a CodeTooLarge error, refused
+// before it is read.
+const MaxFileSize = 16 << 20
 
 // MaxDiagnostics caps the diagnostics Parse returns, so that a snapshot with
 // a million unknown fields gives a readable report.
@@ -36,8 +39,7 @@ const MaxDiagnostics = 100
 func ReadFile(path string) (*companyos.Snapshot, []byte, diag.List) {
 	src, err := jsonpos.ReadFile(path, MaxFileSize)
 	if errors.Is(err, jsonpos.ErrTooLarge) {
-		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, CodeTooLarge,
-			"the state snapshot is more than %d MiB; capture a smaller company or trim the snapshot", MaxFileSize>>20)}
+		return nil, nil, diag.List{TooLarge(path, -1)}
 	}
 	if err != nil {
 		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeRead, "reading state snapshot: %v", err)}
@@ -53,6 +55,9 @@ func ReadFile(path string) (*companyos.Snapshot, []byte, diag.List) {
 // memory API's key) is accepted for "memory". The snapshot is nil when any
 // diagnostic is an error.
 func Parse(file string, src []byte) (*companyos.Snapshot, diag.List) {
+	if len(src) > MaxFileSize {
+		return nil, diag.List{TooLarge(file, int64(len(src)))}
+	}
 	d := &decoder{src: jsonpos.Source{File: file, Src: src}}
 	root, err := jsonpos.Parse(src, jsonpos.Options{})
 	if err != nil {
@@ -66,6 +71,18 @@ func Parse(file string, src []byte) (*companyos.Snapshot, diag.List) {
 		return nil, list
 	}
 	return snap, list
+}
+
+// TooLarge is the CodeTooLarge error of a snapshot of size bytes (negative
+// when only known to be over the limit).
+func TooLarge(file string, size int64) diag.Diagnostic {
+	what := fmt.Sprintf("more than %d MiB", MaxFileSize>>20)
+	if size >= 0 {
+		what = fmt.Sprintf("%.1f MiB", float64(size)/(1<<20))
+	}
+	return diag.Errorf(diag.Pos{File: file, Line: 1, Col: 1}, CodeTooLarge,
+		"the state snapshot is %s, over the limit of %d MiB; it is not read; capture a smaller company or trim the snapshot",
+		what, MaxFileSize>>20)
 }
 
 // decoder walks a parsed tree into the companyos model, collecting

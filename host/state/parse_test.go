@@ -189,3 +189,14 @@ func TestHostileSnapshots(t *testing.T) {
 		})
 	}
 }
+
+// TestParseTooLarge covers issue 14 item 5: a snapshot over MaxFileSize
+// (a file, or inline in a turns line) is refused before it is parsed.
+func TestParseTooLarge(t *testing.T) {
+	src := make([]byte, MaxFileSize+1)
+	s, list := Parse("big.json", src)
+	if s != nil || len(list) != 1 || list[0].Code != CodeTooLarge ||
+		list[0].Message != "the state snapshot is 16.0 MiB, over the limit of 16 MiB; it is not read; capture a smaller company or trim the snapshot" {
+		t.Errorf("Parse(%d bytes) = %v, %v; want one %s", len(src), s, list, CodeTooLarge)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sort"
@@ -564,35 +565,48 @@ func (e *Engine) prepare(v *pass, ts *TurnSpec, cache *snapshotCache) *prepared 
 	if prior, ok := v.prior[ts.key()]; ok {
 		p.prior = &prior
 	}
-	var traceSrc, beforeSrc, afterSrc []byte
+	var inline, beforeSrc, afterSrc []byte
 	var err error
 	if ts.inline != nil {
-		traceSrc, beforeSrc, afterSrc, err = ts.inline.load()
+		inline, beforeSrc, afterSrc, err = ts.inline.load()
 		if err != nil {
-			return p.fail(ts.Pos, "turns.read", err)
+			return p.fail(ts.Pos, inputCode(err, "turns.read"), err)
 		}
 	}
 	name := ts.Pos.String()
+	var traceSrc io.Reader = bytes.NewReader(inline)
+	traceSHA := sha256Hex(inline)
 	if ts.TracePath != "" {
+		// The trace is streamed, twice when it is parsed: never held whole.
 		name = ts.TracePath
-		if traceSrc, err = os.ReadFile(ts.TracePath); err != nil {
-			return p.fail(ts.Pos, "trace.read", fmt.Errorf("opening trace: %w", err))
+		f, err := openInput(ts.TracePath, ts.Root)
+		if err == nil {
+			defer f.Close()
+			traceSHA, err = hashFile(f)
 		}
+		if err != nil {
+			return p.fail(ts.refPos(), inputCode(err, "trace.read"), fmt.Errorf("opening trace: %w", err))
+		}
+		traceSrc = f
 	}
-	before := e.readPart(p, ts.StateBefore, beforeSrc)
-	after := e.readPart(p, ts.StateAfter, afterSrc)
+	before := e.readPart(p, ts.Root, ts.StateBefore, beforeSrc)
+	after := e.readPart(p, ts.Root, ts.StateAfter, afterSrc)
 	if !p.failed && v.run != nil {
-		p.key = e.inputKey(p.info, ts, sha256Hex(traceSrc), before.sha, after.sha)
+		p.key = e.inputKey(p.info, ts, traceSHA, before.sha, after.sha)
 		if p.reuse() {
 			return p
 		}
 	}
-	turn, ds, err := trace.Parse(name, bytes.NewReader(traceSrc))
+	turn, ds, err := trace.Parse(name, traceSrc)
 	if err != nil {
 		return p.fail(ts.Pos, "trace.read", err)
 	}
 	p.turn = turn
 	p.diags = append(p.diags, ds...)
+	if ds.HasErrors() {
+		// Over a limit of docs/run-input.md: not scored, and what was kept is dropped.
+		p.failed, p.turn = true, &trace.Turn{}
+	}
 	p.before, p.beforeSHA = e.snapshot(p, ts.StateBefore, before, cache)
 	p.after, p.afterSHA = e.snapshot(p, ts.StateAfter, after, cache)
 	return p
@@ -633,8 +647,9 @@ type partSrc struct {
 	ok   bool // the part is present and was read
 }
 
-// readPart reads one state part; an unreadable file is recorded on the turn.
-func (e *Engine) readPart(p *prepared, part Part, inline []byte) partSrc {
+// readPart reads one state part; an unreadable or refused file (outside
+// root, not a regular file, over state.MaxFileSize) is recorded on the turn.
+func (e *Engine) readPart(p *prepared, root string, part Part, inline []byte) partSrc {
 	switch {
 	case part.Empty():
 		return partSrc{}
@@ -642,13 +657,18 @@ func (e *Engine) readPart(p *prepared, part Part, inline []byte) partSrc {
 		return partSrc{raw: inline, sha: sha256Hex(inline), ok: true}
 	}
 	// A snapshot file shared by many turns (one capture for a whole run) is
-	// read, hashed and parsed once.
-	if s, sha, ok := e.files.get(part.Path); ok {
+	// read, hashed and parsed once, once it is known to be inside root.
+	if s, sha, ok := e.files.get(part.Path); ok && (root == "" || inside(part.Path, root) == nil) {
 		return partSrc{sha: sha, snap: s, ok: true}
 	}
-	raw, err := os.ReadFile(part.Path)
+	raw, err := readInput(part.Path, root, state.MaxFileSize)
+	if tl := (*tooLargeError)(nil); errors.As(err, &tl) {
+		p.failed = true
+		p.diags = append(p.diags, state.TooLarge(part.Path, tl.size))
+		return partSrc{}
+	}
 	if err != nil {
-		p.fail(part.Pos, "state.read", fmt.Errorf("reading state snapshot: %w", err))
+		p.fail(part.refPos(), inputCode(err, "state.read"), fmt.Errorf("reading state snapshot: %w", err))
 		return partSrc{}
 	}
 	return partSrc{raw: raw, sha: sha256Hex(raw), ok: true}

@@ -57,7 +57,13 @@ type TurnSpec struct {
 	FinishedAt time.Time
 	Pos        diag.Pos // where the turn was declared (trace file or turns line)
 
-	TracePath string // a trace file, or
+	// Root is the directory the turn's files must stay in: the run
+	// directory or the turns file's directory; empty when they are not
+	// confined (--allow-outside-paths, or paths named on the command line).
+	Root string
+
+	TracePath string   // a trace file, or
+	traceAt   diag.Pos // where TracePath was written (a turns line), for a refusal
 	// inline loads a trace given inline when the turn is scored: a
 	// turns-file line read again (lineRef), or a trace's OTLP spans written
 	// as NDJSON (otlpTurn), so a run's traces are never all in memory as
@@ -74,6 +80,25 @@ type Part struct {
 	Path   string
 	inline bool
 	Pos    diag.Pos
+	at     diag.Pos // where Path was written (a turns line), for a refusal
+}
+
+// refPos is where a refusal of the part's file is reported: where its path
+// was written, else the file.
+func (p Part) refPos() diag.Pos {
+	if p.at != (diag.Pos{}) {
+		return p.at
+	}
+	return p.Pos
+}
+
+// refPos is where a refusal of the turn's trace file is reported: where its
+// path was written, else the file.
+func (ts *TurnSpec) refPos() diag.Pos {
+	if ts.traceAt != (diag.Pos{}) {
+		return ts.traceAt
+	}
+	return ts.Pos
 }
 
 // Empty reports whether the part is absent.
@@ -99,15 +124,20 @@ type metrics struct {
 // metrics and DIR/state/<label>[.<epoch>].{before,after}.json
 // (docs/run-input.md). candidate overrides the directory name. Problems in
 // results.json and trace names are diagnostics; an unreadable directory is
-// an error naming the path.
-func ReadRunDir(dir, candidate string) (*Input, diag.List, error) {
-	return ReadRunDirTasks(dir, candidate, nil)
+// an error naming the path. Every file of the run must stay inside dir
+// (docs/run-input.md), unless WithOutsidePaths(true) is given.
+func ReadRunDir(dir, candidate string, opts ...ReadOption) (*Input, diag.List, error) {
+	return ReadRunDirTasks(dir, candidate, nil, opts...)
 }
 
 // ReadRunDirTasks is ReadRunDir knowing the pack's task labels: a trace
 // results/X.N.ndjson whose whole name X.N is a task (isTask) is epoch 1 of
 // task X.N, not epoch N of X. A nil isTask reads every such name as an epoch.
-func ReadRunDirTasks(dir, candidate string, isTask func(string) bool) (*Input, diag.List, error) {
+func ReadRunDirTasks(dir, candidate string, isTask func(string) bool, opts ...ReadOption) (*Input, diag.List, error) {
+	root := dir
+	if readConfigOf(opts).allowOutside {
+		root = ""
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading run directory: %w", err)
@@ -130,8 +160,10 @@ func ReadRunDirTasks(dir, candidate string, isTask func(string) bool) (*Input, d
 	traces, diags := traceFiles(resultsDir, entries, isTask)
 	byKey := map[store.TurnKey]metrics{}
 	mpath := filepath.Join(dir, "results.json")
-	src, err := jsonpos.ReadFile(mpath, maxResultsFile)
+	src, err := readInput(mpath, root, maxResultsFile)
 	switch {
+	case errors.Is(err, errOutsideRun) || errors.Is(err, errNotRegular):
+		diags = append(diags, diag.Errorf(diag.Pos{File: mpath}, inputCode(err, ""), "%v", err))
 	case err == nil:
 		rows, nodes, ds := decodeMetrics(mpath, src)
 		diags = append(diags, ds...)
@@ -144,7 +176,7 @@ func ReadRunDirTasks(dir, candidate string, isTask func(string) bool) (*Input, d
 	}
 	in := &Input{Candidate: candidate}
 	for _, tf := range traces {
-		ts := TurnSpec{Candidate: candidate, Label: tf.label, Epoch: tf.epoch, TracePath: tf.path, Pos: diag.Pos{File: tf.path}}
+		ts := TurnSpec{Candidate: candidate, Label: tf.label, Epoch: tf.epoch, Root: root, TracePath: tf.path, Pos: diag.Pos{File: tf.path}}
 		if m, ok := byKey[store.TurnKey{Label: tf.label, Epoch: tf.epoch}]; ok {
 			ts.Persona, ts.LatencyS, ts.CostUSD = m.Persona, m.LatencyS, m.CostUSD
 			ts.StartedAt, _ = parseTime(m.StartedAt)
@@ -396,9 +428,10 @@ func decodeMetrics(file string, src []byte) ([]metrics, []*jsonpos.Node, diag.Li
 // ReadTurnsFile reads a turns file: one JSON turn a line. Turns are grouped
 // by candidate (the line's candidate, else defaultCandidate, else the file's
 // base name). Every bad line is a positioned diagnostic; the good lines are
-// still returned.
-func ReadTurnsFile(path, defaultCandidate string) ([]*Input, diag.List, error) {
-	f, err := os.Open(path)
+// still returned. The paths in the lines must stay inside the turns file's
+// directory (docs/run-input.md), unless WithOutsidePaths(true) is given.
+func ReadTurnsFile(path, defaultCandidate string, opts ...ReadOption) ([]*Input, diag.List, error) {
+	f, err := openInput(path, "")
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading turns file: %w", err)
 	}
@@ -407,6 +440,10 @@ func ReadTurnsFile(path, defaultCandidate string) ([]*Input, diag.List, error) {
 		defaultCandidate = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
 	dir := filepath.Dir(path)
+	root := dir
+	if readConfigOf(opts).allowOutside {
+		root = ""
+	}
 	var (
 		diags  diag.List
 		inputs []*Input
@@ -440,6 +477,7 @@ func ReadTurnsFile(path, defaultCandidate string) ([]*Input, diag.List, error) {
 		if ts != nil {
 			ts.inline = &lineRef{path: path, offset: start, n: len(line)}
 			key := turnID{ts.Candidate, ts.Label, ts.Epoch}
+			ts.Root = root
 			if first, dup := seen[key]; dup {
 				epoch := ""
 				if ts.Epoch > 1 {
@@ -525,7 +563,7 @@ func decodeTurnLine(file, dir string, lineNo int, line []byte, defaultCandidate 
 		ts.Pos = tracePos
 	case m.TraceFile != "":
 		ts.TracePath = resolve(dir, m.TraceFile)
-		ts.Pos = diag.Pos{File: ts.TracePath}
+		ts.Pos, ts.traceAt = diag.Pos{File: ts.TracePath}, fileKey
 	default:
 		diags = append(diags, diag.Errorf(pos, codeTurnsField, "turn %q has neither trace nor trace_file", m.Label))
 	}
@@ -538,7 +576,7 @@ func decodeTurnLine(file, dir string, lineNo int, line []byte, defaultCandidate 
 		case v == nil:
 		case v.Kind == jsonpos.String:
 			p := resolve(dir, v.Text)
-			*sp.part = Part{Path: p, Pos: diag.Pos{File: p}}
+			*sp.part = Part{Path: p, Pos: diag.Pos{File: p}, at: fp}
 		case v.Kind == jsonpos.Object:
 			*sp.part = Part{inline: true, Pos: fp}
 		default:
@@ -620,7 +658,7 @@ type inlineParts struct {
 
 // load reads the line again and returns its trace as NDJSON and its inline snapshots.
 func (l *lineRef) load() (traceNDJSON, before, after []byte, err error) {
-	f, err := os.Open(l.path)
+	f, err := openInput(l.path, "")
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("reading turns file: %w", err)
 	}

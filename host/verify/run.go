@@ -35,6 +35,10 @@ type Request struct {
 	// this request's candidates, else its latest recorded run of the same
 	// pack and scorer version.
 	Baseline string
+	// AllowOutsidePaths lets the paths of a run (a turns file's trace_file
+	// and snapshot paths, the symbolic links of a run directory) leave its
+	// directory (docs/run-input.md).
+	AllowOutsidePaths bool
 	// Fresh starts every candidate over as a new attempt.
 	Fresh bool
 	// Seed seeds every bootstrap interval (docs/scoring.md); nil means
@@ -169,7 +173,7 @@ func (r *runner) readInputs() ([]*Input, error) {
 		var ds diag.List
 		var err error
 		if r.req.TurnsFile != "" {
-			ins, ds, err = ReadTurnsFile(file, r.req.Candidate)
+			ins, ds, err = ReadTurnsFile(file, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths))
 		} else {
 			ins, ds, err = ReadOTLPFile(file, OTLPOptions{Candidate: r.req.Candidate, LabelAttr: r.req.OTLPLabelAttr})
 		}
@@ -184,7 +188,7 @@ func (r *runner) readInputs() ([]*Input, error) {
 	}
 	seen := map[string]string{}
 	for _, dir := range r.req.Runs {
-		in, ds, err := ReadRunDirTasks(dir, r.req.Candidate, r.isTask)
+		in, ds, err := ReadRunDirTasks(dir, r.req.Candidate, r.isTask, WithOutsidePaths(r.req.AllowOutsidePaths))
 		r.diagnose(ds)
 		if err == nil && ds.HasErrors() {
 			err = ds.Errors()

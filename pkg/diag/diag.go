@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/assay-eval/assay/pkg/excerpt"
 )
 
 // Severity says whether a diagnostic stops the input from being used.
@@ -70,19 +72,21 @@ func Warnf(pos Pos, code, format string, args ...any) Diagnostic {
 	return Diagnostic{Pos: pos, Severity: Warning, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// String renders "file:line:col: code: message" (warnings say so).
+// String renders "file:line:col: code: message" (warnings say so), with
+// every control character escaped (excerpt.Escape): a message may quote a
+// snapshot or a trace, and nothing raw reaches a terminal.
 func (d Diagnostic) String() string {
 	var b strings.Builder
 	if s := d.Pos.String(); s != "" {
-		b.WriteString(s)
+		b.WriteString(excerpt.EscapeLine(s))
 		b.WriteString(": ")
 	}
 	if d.Severity == Warning {
 		b.WriteString("warning: ")
 	}
-	b.WriteString(d.Code)
+	b.WriteString(excerpt.EscapeLine(d.Code))
 	b.WriteString(": ")
-	b.WriteString(d.Message)
+	b.WriteString(excerpt.Escape(d.Message))
 	return b.String()
 }
 
@@ -173,7 +177,7 @@ func (l List) Render(src map[string][]byte) string {
 		b.WriteString(d.String())
 		b.WriteByte('\n')
 		if line, ok := sourceLine(src[d.Pos.File], d.Pos.Line); ok && d.Pos.Line > 0 {
-			line, col := excerpt(line, d.Pos.Col)
+			line, col := escapeLine(cut(line, d.Pos.Col))
 			b.WriteString("    ")
 			b.WriteString(line)
 			b.WriteByte('\n')
@@ -211,9 +215,9 @@ func sourceLine(src []byte, n int) (string, bool) {
 // (a minified pack, say) is cut to a window around the column, marked "...".
 const MaxExcerpt = 160
 
-// excerpt cuts line to at most MaxExcerpt runes around rune column col (0:
+// cut cuts line to at most MaxExcerpt runes around rune column col (0:
 // unknown, the start) and returns the cut line and col within it.
-func excerpt(line string, col int) (string, int) {
+func cut(line string, col int) (string, int) {
 	const mark = "..."
 	if len(line) <= MaxExcerpt { // bytes >= runes
 		return line, col
@@ -253,6 +257,26 @@ func excerpt(line string, col int) (string, int) {
 		out += mark
 	}
 	return out, col
+}
+
+// escapeLine escapes the control characters of a source line (tabs are
+// kept, for caretPad) and moves rune column col to stay under the same
+// character.
+func escapeLine(line string, col int) (string, int) {
+	var b strings.Builder
+	out, i := col, 1
+	for _, r := range line {
+		e := "\t"
+		if r != '\t' {
+			e = excerpt.EscapeRune(r, false)
+		}
+		if i < col {
+			out += utf8.RuneCountInString(e) - 1
+		}
+		b.WriteString(e)
+		i++
+	}
+	return b.String(), out
 }
 
 // caretPad returns the padding that puts a caret under rune column col,

@@ -148,3 +148,23 @@ func TestOffsetPos(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderEscapesControlCharacters covers issue 14 item 8: a rendered
+// diagnostic (message and source excerpt) carries no raw control byte, and
+// the caret stays under the column it points at.
+func TestRenderEscapesControlCharacters(t *testing.T) {
+	src := map[string][]byte{"s.json": []byte("{\"t\": \"\x1b]0;pwned\x07\x1b[2J\", x}\n")}
+	l := List{Errorf(Pos{File: "s.json", Line: 1, Col: 25}, "state.syntax", "bad value \x1b[31m\x00 near \u009b")}
+	got := l.Render(src)
+	want := "s.json:1:25: state.syntax: bad value \\x1b[31m\\x00 near \\u009b\n" +
+		"    {\"t\": \"\\x1b]0;pwned\\x07\\x1b[2J\", x}\n" +
+		"                                     ^\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Render mismatch (-want +got):\n%s", diff)
+	}
+	for _, c := range got {
+		if c < 0x20 && c != '\n' || c == 0x7f || c >= 0x80 && c <= 0x9f {
+			t.Fatalf("Render output holds control character %U: %q", c, got)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -228,5 +229,19 @@ func TestDecodeNode(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Off != 0 || !strings.Contains(err.Error(), "noon") {
 		t.Errorf("Decode(bad time) = %#v, want an *Error at the value it could not decode", err)
+	}
+}
+
+// TestReadFileRefusesNonRegular covers issue 14 item 3: a FIFO or a device
+// is refused at once, never read (a FIFO without a writer would block).
+func TestReadFileRefusesNonRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	for _, p := range []string{fifo, "/dev/zero", "/dev/urandom", t.TempDir()} {
+		if _, err := ReadFile(p, 1<<20); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("ReadFile(%s) = %v, want not a regular file", p, err)
+		}
 	}
 }

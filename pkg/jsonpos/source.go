@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/assay-eval/assay/pkg/diag"
 )
@@ -61,12 +62,27 @@ func (s Source) Diag(code, what string, err error) diag.Diagnostic {
 
 // ReadFile reads the file at path when it holds at most limit bytes; a
 // larger file is an error wrapping ErrTooLarge, read no further than the limit.
+// Only a regular file is read: a FIFO or a device is an error, returned
+// without blocking on it.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fst, err := f.Stat(); err != nil || !os.SameFile(st, fst) {
+		return nil, fmt.Errorf("%s changed while it was opened", path)
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s: %w: more than %s", path, ErrTooLarge, sizeText(limit))
+	}
 	src, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/pkg/diag"
@@ -22,6 +23,17 @@ const MaxLineBytes = 16 << 20
 // one last CodeTruncated warning.
 const MaxDiagnostics = 100
 
+// Limits of what Parse keeps of one turn (docs/run-input.md, "Limits"). A
+// trace over any of them is not scored: Parse keeps counting (events, tool
+// calls, bytes) without keeping more, and returns a CodeTooLarge error
+// saying which limit was passed, where, and by how much. Memory stays
+// proportional to what is kept, never to what is read.
+const (
+	MaxEvents    = 250_000  // events (non-blank lines) per turn
+	MaxToolCalls = 10_000   // tool calls (tool_start events) per turn
+	MaxKeptBytes = 64 << 20 // bytes of text kept: streamed text, error messages, phases, names, tool arguments
+)
+
 // rawTextMax bounds the text a "raw" event keeps of a line that is not JSON.
 const rawTextMax = 256
 
@@ -31,6 +43,7 @@ const (
 	CodeLineTooLong   = "trace.line_too_long"  // a line over MaxLineBytes
 	CodeFieldType     = "trace.field_type"     // a known field with a value of the wrong type
 	CodeTruncated     = "diag.truncated"       // more warnings than MaxDiagnostics
+	CodeTooLarge      = "trace.too_large"      // an error: the trace passes MaxEvents, MaxToolCalls or MaxKeptBytes
 )
 
 // Event types (docs/trace.md).
@@ -119,13 +132,24 @@ func (f *streamFields) visit(key []byte, v span) {
 	}
 }
 
-// ParseFile parses the NDJSON trace at path (see Parse).
+// ParseFile parses the NDJSON trace at path (see Parse). Only a regular
+// file is read: a FIFO or a device is refused without blocking.
 func ParseFile(path string) (*Turn, diag.List, error) {
-	f, err := os.Open(path)
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening trace: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("opening trace: %s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening trace: %w", err)
 	}
 	defer f.Close()
+	if fst, err := f.Stat(); err != nil || !os.SameFile(st, fst) {
+		return nil, nil, fmt.Errorf("opening trace: %s changed while it was opened", path)
+	}
 	return Parse(path, f)
 }
 
@@ -135,19 +159,28 @@ func ParseFile(path string) (*Turn, diag.List, error) {
 // Parse never fails on content: a line that is not a JSON object becomes a
 // "raw" event and a warning, a line longer than MaxLineBytes is skipped with
 // a warning, a known field of the wrong type is ignored with a warning, and
-// blank lines are skipped. The error is for I/O errors only.
+// blank lines are skipped. A trace over a limit (MaxEvents, MaxToolCalls,
+// MaxKeptBytes) is the one content error: the Turn is returned with what
+// was kept, and a CodeTooLarge error diagnostic says the turn must not be
+// scored. The error is for I/O errors only.
 func Parse(file string, r io.Reader) (*Turn, diag.List, error) {
-	return parse(file, r, MaxLineBytes)
+	return parse(file, r, MaxLineBytes, limits{events: MaxEvents, toolCalls: MaxToolCalls, bytes: MaxKeptBytes})
+}
+
+// limits are what parse keeps of a turn at most.
+type limits struct {
+	events, toolCalls, bytes int
 }
 
 // readers recycles the 64 KiB line readers of Parse: a run parses thousands
 // of traces, and a fresh buffer each time costs more than parsing a small one.
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
-// parse is Parse with the line limit as a parameter, for tests.
-func parse(file string, r io.Reader, maxLine int) (*Turn, diag.List, error) {
+// parse is Parse with the limits as parameters, for tests.
+func parse(file string, r io.Reader, maxLine int, lim limits) (*Turn, diag.List, error) {
 	p := parser{
 		file: file,
+		lim:  lim,
 		turn: &Turn{
 			Events:        make([]Event, 0, 64),
 			ToolCalls:     []ToolCall{},
@@ -214,6 +247,9 @@ func parse(file string, r io.Reader, maxLine int) (*Turn, diag.List, error) {
 		}
 	}
 	p.finish()
+	if p.over != "" {
+		p.diags = append(p.diags, p.tooLarge())
+	}
 	if p.dropped > 0 {
 		last := p.diags[len(p.diags)-1].Pos
 		p.diags = append(p.diags, diag.Warnf(diag.Pos{File: file, Line: last.Line}, CodeTruncated,
@@ -233,11 +269,19 @@ func (p *parser) warn(d diag.Diagnostic) {
 }
 
 type parser struct {
-	file    string
-	turn    *Turn
-	diags   diag.List
-	dropped int // warnings not kept, past MaxDiagnostics
-	f       fields
+	file string
+	lim  limits
+	turn *Turn
+
+	// Counts of the whole trace, kept or not, and the first limit passed
+	// ("" while none is): from then on nothing more is kept.
+	events, toolCalls, bytes int
+	over                     string
+	overLine                 int
+	names                    map[string]string // interned tool names
+	diags                    diag.List
+	dropped                  int // warnings not kept, past MaxDiagnostics
+	f                        fields
 
 	deltas      []byte
 	reply       string // last non-empty done reply
@@ -254,6 +298,10 @@ func (p *parser) line(n int, b []byte) {
 	lead := len(b) - len(bytes.TrimLeft(b, " \t\r\n"))
 	if lead == len(b) {
 		return // blank
+	}
+	p.events++
+	if p.over == "" && p.events > p.lim.events {
+		p.pass("events", n)
 	}
 	if b[lead] != '{' {
 		p.raw(n, b, colOf(b, lead), "not a JSON object")
@@ -286,7 +334,9 @@ func (p *parser) raw(n int, b []byte, col int, why string) {
 			text = text[:len(text)-1]
 		}
 	}
-	p.turn.Events = append(p.turn.Events, Event{Line: n, Type: TypeRaw, Text: strings.ToValidUTF8(string(text), "\uFFFD")})
+	if p.keep(n, len(text)) {
+		p.turn.Events = append(p.turn.Events, Event{Line: n, Type: TypeRaw, Text: strings.ToValidUTF8(string(text), "\uFFFD")})
+	}
 	p.warn(diag.Warnf(p.pos(n, col), CodeMalformedLine, "%s; kept as a raw event", why))
 }
 
@@ -350,33 +400,16 @@ func (p *parser) event(n int, b []byte, f *fields) {
 	switch ev.Type {
 	case TypeError:
 		t.Error = true
-		t.ErrorMessages = append(t.ErrorMessages, messageText(b, f.message))
+		if m := messageText(b, f.message); p.keep(n, len(m)) {
+			t.ErrorMessages = append(t.ErrorMessages, m)
+		}
 	case TypePhase:
 		ev.Phase = p.str(n, b, f.phase, "phase")
-		t.Phases = append(t.Phases, ev.Phase)
+		if p.keep(n, len(ev.Phase)) {
+			t.Phases = append(t.Phases, ev.Phase)
+		}
 	case TypeRuntime, TypeRuntimeRaw:
-		var pl payloadFields
-		if !p.object(n, b, f.payload, "payload", pl.visit) {
-			break
-		}
-		ev.EventType = p.str(n, b, pl.eventType, "payload.event_type")
-		ev.ToolName = p.str(n, b, pl.toolName, "payload.tool_name")
-		switch ev.EventType {
-		case EventToolStart:
-			t.ToolEvents++
-			args := pl.toolInput
-			if args.kind == 0 || args.kind == 'n' {
-				args = pl.args
-			}
-			t.ToolCalls = append(t.ToolCalls, ToolCall{Name: ev.ToolName, Args: decodeArgs(b, args)})
-		case EventToolEnd:
-			t.ToolEvents++
-		case EventLoopIteration:
-			t.LoopIters++
-		}
-		if ev.ToolName == FinalizeTool {
-			t.Finalized = true
-		}
+		p.runtime(n, b, f, &ev)
 	case TypeSubAgentSpawned:
 		t.ToolEvents++
 		t.SubAgents++
@@ -393,6 +426,9 @@ func (p *parser) event(n int, b []byte, f *fields) {
 			k := len(p.deltas)
 			p.deltas = appendStringValue(p.deltas, b, d.text)
 			p.textLen += utf8.RuneCount(p.deltas[k:])
+			if !p.keep(n, len(p.deltas)-k) {
+				p.deltas = p.deltas[:k] // counted, not kept
+			}
 		case 0, 'n':
 		default:
 			p.mistyped(n, b, d.text, "event.delta.text", "a string")
@@ -429,8 +465,112 @@ func (p *parser) event(n int, b []byte, f *fields) {
 			p.finalAnswerMessage(n, b, pl.message)
 		}
 	}
-	t.Events = append(t.Events, ev)
+	ev.Type = knownType(ev.Type)
+	if p.keep(n, len(ev.Phase)+len(ev.EventType)+len(ev.ToolName)) {
+		t.Events = append(t.Events, ev)
+	}
 }
+
+// runtime handles a runtime or runtime_raw event: tool calls, loop
+// iterations and the finalize tool.
+func (p *parser) runtime(n int, b []byte, f *fields, ev *Event) {
+	t := p.turn
+	var pl payloadFields
+	if !p.object(n, b, f.payload, "payload", pl.visit) {
+		return
+	}
+	ev.EventType = p.str(n, b, pl.eventType, "payload.event_type")
+	ev.ToolName = p.intern(p.str(n, b, pl.toolName, "payload.tool_name"))
+	switch ev.EventType {
+	case EventToolStart:
+		t.ToolEvents++
+		ev.EventType = EventToolStart
+		args := pl.toolInput
+		if args.kind == 0 || args.kind == 'n' {
+			args = pl.args
+		}
+		p.toolCalls++
+		if p.over == "" && p.toolCalls > p.lim.toolCalls {
+			p.pass("tool calls", n)
+		}
+		if p.keep(n, args.end-args.start) {
+			t.ToolCalls = append(t.ToolCalls, ToolCall{Name: ev.ToolName, Args: decodeArgs(b, args)})
+		}
+	case EventToolEnd:
+		t.ToolEvents++
+		ev.EventType = EventToolEnd
+	case EventLoopIteration:
+		t.LoopIters++
+		ev.EventType = EventLoopIteration
+	}
+	if ev.ToolName == FinalizeTool {
+		t.Finalized = true
+	}
+}
+
+// keep counts n bytes of text of line ln that the turn would keep and
+// reports whether they are kept: no more is kept once a limit is passed.
+func (p *parser) keep(ln, n int) bool {
+	p.bytes += n
+	if p.over == "" && p.bytes > p.lim.bytes {
+		p.pass("bytes", ln)
+	}
+	return p.over == ""
+}
+
+// pass records the first limit passed, at line ln.
+func (p *parser) pass(what string, ln int) {
+	p.over, p.overLine = what, ln
+}
+
+// tooLarge is the error of a trace over a limit: which, by how much, and
+// from which line nothing was kept.
+func (p *parser) tooLarge() diag.Diagnostic {
+	var what string
+	switch p.over {
+	case "events":
+		what = fmt.Sprintf("%d events, over the limit of %d events per turn", p.events, p.lim.events)
+	case "tool calls":
+		what = fmt.Sprintf("%d tool calls, over the limit of %d tool calls per turn", p.toolCalls, p.lim.toolCalls)
+	default:
+		what = fmt.Sprintf("%d bytes of text to keep (streamed text, messages, names, tool arguments), over the limit of %d bytes per turn",
+			p.bytes, p.lim.bytes)
+	}
+	return diag.Errorf(diag.Pos{File: p.file, Line: p.overLine}, CodeTooLarge,
+		"the trace has %s; nothing from line %d on was kept and the turn is not scored", what, p.overLine)
+}
+
+// knownType is t itself for a known event type (so that every event of a
+// type shares one string), else t.
+func knownType(t string) string {
+	for _, k := range [...]string{TypeStreamEvent, TypeRuntime, TypeRuntimeRaw, TypePhase, TypeError, TypeDone,
+		TypeFinalAnswer, TypeSubAgentSpawned} {
+		if t == k {
+			return k
+		}
+	}
+	return t
+}
+
+// intern shares one string for every tool name seen (a trace calls a few
+// tools many times); at most maxInterned names are remembered.
+func (p *parser) intern(s string) string {
+	if s == "" {
+		return s
+	}
+	if v, ok := p.names[s]; ok {
+		return v
+	}
+	if p.names == nil {
+		p.names = map[string]string{}
+	}
+	if len(p.names) < maxInterned {
+		p.names[s] = s
+	}
+	return s
+}
+
+const maxInterned = 1024
 
 // finalAnswerMessage applies final_answer's payload.message: a non-empty
 // string is the answer and finalizes; true finalizes.

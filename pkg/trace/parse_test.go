@@ -414,7 +414,7 @@ func TestParseLineLimit(t *testing.T) {
 		for _, extra := range []int{0, 1} {
 			fill := limit - len(prefix) - len(suffix) + extra
 			src := io.MultiReader(strings.NewReader(prefix), &repeatReader{c: 'r', n: fill}, strings.NewReader(suffix+"\r\n"+`{"type":"phase","phase":"x"}`))
-			got, diags, err := parse("limit.ndjson", src, limit)
+			got, diags, err := parse("limit.ndjson", src, limit, defaultLimits)
 			if err != nil {
 				t.Fatalf("parse(limit %d, extra %d) error = %v", limit, extra, err)
 			}
