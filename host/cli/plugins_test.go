@@ -42,13 +42,26 @@ func TestPluginsCommands(t *testing.T) {
 
 	// A binary named for another id is a usage error (exit 2), and the
 	// manifest keeps its entry.
-	misnamed := filepath.Join(t.TempDir(), pluginhost.BinaryPrefix+"ticket_linked")
+	misnamed := filepath.Join(dir, pluginhost.BinaryPrefix+"ticket_linked")
 	if b, err := os.ReadFile(bin); err != nil || os.WriteFile(misnamed, b, 0o755) != nil {
 		t.Fatalf("copying %s: %v", bin, err)
 	}
 	code, _, errOut = pluginsMain("--plugin-dir", dir, "plugins", "register", misnamed)
 	if code != ExitInvalid || !strings.Contains(errOut, "must be named assay-scorer-answer_keywords, not assay-scorer-ticket_linked") {
 		t.Errorf("plugins register %s = exit %d, %q; want exit 2 naming the right name", misnamed, code, errOut)
+	}
+
+	// A binary outside the plugin directory is refused (exit 3), naming it.
+	outside := filepath.Join(t.TempDir(), pluginhost.BinaryPrefix+"answer_keywords")
+	if b, err := os.ReadFile(bin); err != nil || os.WriteFile(outside, b, 0o755) != nil {
+		t.Fatalf("copying %s: %v", bin, err)
+	}
+	code, _, errOut = pluginsMain("--plugin-dir", dir, "plugins", "register", outside)
+	if code != ExitHost || !strings.Contains(errOut, outside+" is not in the plugin directory") {
+		t.Errorf("plugins register %s = exit %d, %q; want exit 3 naming the file outside the plugin directory", outside, code, errOut)
+	}
+	if err := os.Remove(misnamed); err != nil {
+		t.Fatal(err)
 	}
 
 	code, out, _ = pluginsMain("--plugin-dir", dir, "plugins", "list")
@@ -74,6 +87,38 @@ func TestPluginsCommands(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &rows); code != ExitOK || err != nil || len(rows) != 1 || rows[0].Hash != "changed" {
 		t.Errorf("plugins list --format json after tampering = exit %d, %q (%v); want hash changed", code, out, err)
+	}
+}
+
+// TestDoctorConfinement covers doctor's refusal of a manifest entry that
+// leaves the plugin directory: a path in the manifest, or a symlink out.
+func TestDoctorConfinement(t *testing.T) {
+	t.Parallel()
+	sum := strings.Repeat("ab", 32)
+	tests := []struct {
+		name, binary, want string
+	}{
+		{"parent path", "../../../bin/sh", `binary "../../../bin/sh" is not a file name inside the plugin directory`},
+		{"absolute path", "/bin/sh", `binary "/bin/sh" is not a file name inside the plugin directory`},
+		{"sibling directory", "../evil/assay-scorer-evil", `binary "../evil/assay-scorer-evil" is not a file name`},
+		{"symlink out", "assay-scorer-evil", "assay-scorer-evil is a symlink to /"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.Symlink("/bin/sh", filepath.Join(dir, "assay-scorer-evil")); err != nil {
+				t.Fatal(err)
+			}
+			src := `{"plugins":[{"id":"evil","binary":"` + tt.binary + `","sha256":"` + sum + `","version":"1","protocol":1,"kpis":[],"needs":[]}]}`
+			if err := os.WriteFile(filepath.Join(dir, pluginhost.ManifestFile), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := pluginsMain("--plugin-dir", dir, "--db", filepath.Join(t.TempDir(), "a.db"), "doctor")
+			if code != ExitHost || !strings.Contains(out+errOut, tt.want) || !strings.Contains(out+errOut, "evil") || strings.Contains(out, "all checks passed") {
+				t.Errorf("doctor with binary %q = exit %d\n%s%s\nwant exit 3 naming the entry and %q", tt.binary, code, out, errOut, tt.want)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,83 @@
+package pluginhost
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+	"unicode/utf8"
+
+	"github.com/assay-eval/assay/pkg/excerpt"
+	"github.com/assay-eval/assay/pkg/scorer"
+)
+
+// Limits caps what a plugin process may use and what a scorer may return
+// (docs/plugins.md, "Limits" and "Contract checks on results"). A zero
+// field is no limit.
+type Limits struct {
+	// AddressSpace is the plugin's RLIMIT_AS in bytes.
+	AddressSpace uint64
+	// CPU is the plugin's RLIMIT_CPU: CPU time over the process's life.
+	CPU time.Duration
+	// Processes is the plugin's RLIMIT_NPROC: processes and threads of the
+	// user the host runs as, counted across the whole machine.
+	Processes uint64
+	// MaxChecks is the most checks one result may hold.
+	MaxChecks int
+}
+
+// Defaults for Limits.
+const (
+	DefaultAddressSpace = 4 << 30
+	DefaultCPU          = time.Hour
+	DefaultMaxChecks    = 256
+)
+
+// DefaultLimits are the limits a Host applies unless WithLimits is given.
+func DefaultLimits() Limits {
+	return Limits{AddressSpace: DefaultAddressSpace, CPU: DefaultCPU, MaxChecks: DefaultMaxChecks}
+}
+
+// WithLimits sets the plugins' resource limits and the result caps.
+func WithLimits(l Limits) Option { return func(h *Host) { h.limits = l } }
+
+var tagPattern = regexp.MustCompile(`^[a-z0-9_]+$`)
+
+// checkContract checks a result against its scorer's description
+// (docs/plugins.md, "Contract checks on results"): every check is for a
+// declared KPI key, passed agrees with the score (passed exactly when the
+// score is 1), at most maxChecks checks, details and evidence within the
+// excerpt bound, failure tags of [a-z0-9_] only.
+func checkContract(d scorer.Description, r *scorer.Result, maxChecks int) error {
+	if maxChecks > 0 && len(r.Checks) > maxChecks {
+		return fmt.Errorf("%w: %d checks, more than the %d a result may hold", ErrContract, len(r.Checks), maxChecks)
+	}
+	declared := make(map[string]bool, len(d.KPIs))
+	for _, k := range d.KPIs {
+		declared[k.Key] = true
+	}
+	for i, c := range r.Checks {
+		if !declared[c.KPI] {
+			return fmt.Errorf("%w: check %d is for KPI %q, which scorer %s does not declare", ErrContract, i, c.KPI, d.ID)
+		}
+		if c.Passed != (c.Score >= 1) {
+			return fmt.Errorf("%w: check %d (%s) has passed %t with score %v (a check passes exactly when its score is 1)", ErrContract, i, c.KPI, c.Passed, c.Score)
+		}
+		if n := utf8.RuneCountInString(c.Detail); n > excerpt.Max {
+			return fmt.Errorf("%w: check %d (%s) has a detail of %d characters, more than %d", ErrContract, i, c.KPI, n, excerpt.Max)
+		}
+		for j, e := range c.Evidence {
+			if n := utf8.RuneCountInString(e); n > excerpt.Max {
+				return fmt.Errorf("%w: check %d (%s) evidence %d has %d characters, more than %d", ErrContract, i, c.KPI, j, n, excerpt.Max)
+			}
+		}
+		if c.FailureTag != "" && !tagPattern.MatchString(c.FailureTag) {
+			return fmt.Errorf("%w: check %d (%s) has failure tag %q, not of [a-z0-9_]", ErrContract, i, c.KPI, c.FailureTag)
+		}
+	}
+	for _, t := range r.FailureTags {
+		if !tagPattern.MatchString(t) {
+			return fmt.Errorf("%w: failure tag %q is not of [a-z0-9_]", ErrContract, t)
+		}
+	}
+	return nil
+}
