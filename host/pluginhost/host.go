@@ -221,7 +221,7 @@ func (h *Host) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []
 		if o.Err != nil || o.Result == nil {
 			continue
 		}
-		if err := checkContract(l.desc, o.Result, h.limits.MaxChecks); err != nil {
+		if err := checkContract(l.desc, sent[i], o.Result, h.limits.MaxChecks); err != nil {
 			out[i] = batchrun.Outcome{Err: &ScorerError{ID: id, Case: cases[i].ID, Err: err}}
 		}
 	}

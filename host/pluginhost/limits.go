@@ -42,12 +42,13 @@ func WithLimits(l Limits) Option { return func(h *Host) { h.limits = l } }
 
 var tagPattern = regexp.MustCompile(`^[a-z0-9_]+$`)
 
-// checkContract checks a result against its scorer's description
-// (docs/plugins.md, "Contract checks on results"): every check is for a
-// declared KPI key, passed agrees with the score (passed exactly when the
+// checkContract checks a result for case c against its scorer's description
+// (docs/plugins.md, "Contract checks on results"): every check is for a KPI
+// key the scorer declares or one a check of the upstream results it was
+// given carries (a composite passes those on), passed agrees with the score (passed exactly when the
 // score is 1), at most maxChecks checks, details and evidence within the
 // excerpt bound, failure tags of [a-z0-9_] only.
-func checkContract(d scorer.Description, r *scorer.Result, maxChecks int) error {
+func checkContract(d scorer.Description, c *scorer.Case, r *scorer.Result, maxChecks int) error {
 	if maxChecks > 0 && len(r.Checks) > maxChecks {
 		return fmt.Errorf("%w: %d checks, more than the %d a result may hold", ErrContract, len(r.Checks), maxChecks)
 	}
@@ -55,23 +56,28 @@ func checkContract(d scorer.Description, r *scorer.Result, maxChecks int) error 
 	for _, k := range d.KPIs {
 		declared[k.Key] = true
 	}
-	for i, c := range r.Checks {
-		if !declared[c.KPI] {
-			return fmt.Errorf("%w: check %d is for KPI %q, which scorer %s does not declare", ErrContract, i, c.KPI, d.ID)
+	for _, u := range c.Upstream {
+		for _, uc := range u.Result.Checks {
+			declared[uc.KPI] = true
 		}
-		if c.Passed != (c.Score >= 1) {
-			return fmt.Errorf("%w: check %d (%s) has passed %t with score %v (a check passes exactly when its score is 1)", ErrContract, i, c.KPI, c.Passed, c.Score)
+	}
+	for i, ch := range r.Checks {
+		if !declared[ch.KPI] {
+			return fmt.Errorf("%w: check %d is for KPI %q, which scorer %s does not declare and no upstream check carries", ErrContract, i, ch.KPI, d.ID)
 		}
-		if n := utf8.RuneCountInString(c.Detail); n > excerpt.Max {
-			return fmt.Errorf("%w: check %d (%s) has a detail of %d characters, more than %d", ErrContract, i, c.KPI, n, excerpt.Max)
+		if ch.Passed != (ch.Score >= 1) {
+			return fmt.Errorf("%w: check %d (%s) has passed %t with score %v (a check passes exactly when its score is 1)", ErrContract, i, ch.KPI, ch.Passed, ch.Score)
 		}
-		for j, e := range c.Evidence {
+		if n := utf8.RuneCountInString(ch.Detail); n > excerpt.Max {
+			return fmt.Errorf("%w: check %d (%s) has a detail of %d characters, more than %d", ErrContract, i, ch.KPI, n, excerpt.Max)
+		}
+		for j, e := range ch.Evidence {
 			if n := utf8.RuneCountInString(e); n > excerpt.Max {
-				return fmt.Errorf("%w: check %d (%s) evidence %d has %d characters, more than %d", ErrContract, i, c.KPI, j, n, excerpt.Max)
+				return fmt.Errorf("%w: check %d (%s) evidence %d has %d characters, more than %d", ErrContract, i, ch.KPI, j, n, excerpt.Max)
 			}
 		}
-		if c.FailureTag != "" && !tagPattern.MatchString(c.FailureTag) {
-			return fmt.Errorf("%w: check %d (%s) has failure tag %q, not of [a-z0-9_]", ErrContract, i, c.KPI, c.FailureTag)
+		if ch.FailureTag != "" && !tagPattern.MatchString(ch.FailureTag) {
+			return fmt.Errorf("%w: check %d (%s) has failure tag %q, not of [a-z0-9_]", ErrContract, i, ch.KPI, ch.FailureTag)
 		}
 	}
 	for _, t := range r.FailureTags {

@@ -7,4 +7,6 @@ import (
 	"github.com/assay-eval/assay/sdk"
 )
 
-func main() { sdk.Serve(testscorer.Scorer{ID: "test_bad", Hook: testscorer.Breach}) }
+func main() {
+	sdk.Serve(testscorer.Scorer{ID: "test_bad", Hook: testscorer.Breach, Needs: testscorer.BreachNeeds})
+}

@@ -20,13 +20,17 @@ var Breaches = map[string]string{
 	"bad_check_tag":  `has failure tag "Tag-X", not of [a-z0-9_]`,
 }
 
+// BreachNeeds are the needs of the scorer that answers with Breach: the
+// upstream results, whose check KPI keys a result may repeat.
+var BreachNeeds = []sdk.Need{sdk.NeedTrace, sdk.NeedUpstream}
+
 // Breach returns, for a label of Breaches, a result that breaks the
 // contract that way; nil (the default result) for any other label.
 func Breach(_ context.Context, c *sdk.Case) *sdk.Result {
 	ok := sdk.Check{KPI: "label_seen", Score: 1, Passed: true, Detail: "seen"}
 	r := &sdk.Result{Score: 1, Checks: []sdk.Check{ok}}
 	switch c.Task.Label {
-	case "undeclared_kpi":
+	case "undeclared_kpi", "upstream_kpi":
 		r.Checks[0].KPI = "secret_kpi"
 	case "passed_low":
 		r.Checks[0].Score = 0
