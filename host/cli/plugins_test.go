@@ -9,6 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/urfave/cli/v2"
 
 	"github.com/assay-eval/assay/host/pluginhost"
 )
@@ -140,6 +144,52 @@ func TestPluginsCommandErrors(t *testing.T) {
 			code, out, errOut := pluginsMain(tt.args...)
 			if code != tt.code || !strings.Contains(out+errOut, tt.want) {
 				t.Errorf("assay %v = exit %d, %q, %q; want exit %d mentioning %q", tt.args, code, out, errOut, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+// TestPluginLimitFlags covers the flags and variables that set the plugin
+// limits (docs/plugins.md, "Limits").
+func TestPluginLimitFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		want    pluginhost.Limits
+		wantErr string
+	}{
+		{"defaults", nil, pluginhost.DefaultLimits(), ""},
+		{"set", []string{"--plugin-memory-mb", "512", "--plugin-cpu", "90s", "--plugin-procs", "300", "--max-checks", "10"},
+			pluginhost.Limits{AddressSpace: 512 << 20, CPU: 90 * time.Second, Processes: 300, MaxChecks: 10}, ""},
+		{"off", []string{"--plugin-memory-mb", "0", "--plugin-cpu", "0"},
+			pluginhost.Limits{MaxChecks: pluginhost.DefaultMaxChecks}, ""},
+		{"cpu under a second", []string{"--plugin-cpu", "500ms"}, pluginhost.Limits{}, "--plugin-cpu: want at least 1s"},
+		{"no checks", []string{"--max-checks", "0"}, pluginhost.Limits{}, "--max-checks: want at least 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var got pluginhost.Limits
+			var err error
+			app := &cli.App{Flags: pluginLimitFlags(), Action: func(c *cli.Context) error {
+				got, err = pluginLimits(c)
+				return nil
+			}}
+			if rerr := app.Run(append([]string{"assay"}, tt.args...)); rerr != nil {
+				t.Fatal(rerr)
+			}
+			if tt.wantErr != "" {
+				if code, _ := exitCode(err); code != ExitInvalid || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("pluginLimits(%v) error = %v, want exit 2 with %q", tt.args, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("pluginLimits(%v) error = %v", tt.args, err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("pluginLimits(%v) (-want +got):\n%s", tt.args, diff)
 			}
 		})
 	}
