@@ -71,10 +71,17 @@ func (r *groupRunner) Start(context.Context) error {
 	return nil
 }
 
-// Wait waits for the plugin to exit, then kills what is left of its group.
+// Wait waits for the plugin to exit, then kills what is left of its group
+// and forgets the pid, so that no later kill can reach a process that
+// reuses it.
 func (r *groupRunner) Wait(context.Context) error {
 	err := r.cmd.Wait()
-	r.killGroup()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pid > 0 {
+		killGroup(r.pid)
+		r.pid = 0
+	}
 	return err
 }
 
