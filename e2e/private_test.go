@@ -24,8 +24,8 @@ func TestPrivateScorerWalkthrough(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Binaries stay where TestMain built them: rewrite relative paths.
-		s := strings.ReplaceAll(string(b), `"binary": "assay-scorer-`, `"binary": "`+pluginDir+`/assay-scorer-`)
-		if err := os.WriteFile(filepath.Join(plugins, name), []byte(s), 0o644); err != nil {
+		linkPlugins(t, plugins)
+		if err := os.WriteFile(filepath.Join(plugins, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -94,6 +94,7 @@ func (a *app) cliApp() *cli.App {
 		ExitErrHandler:  func(c *cli.Context, err error) {},
 		HideHelpCommand: true,
 	}
+	app.Flags = append(app.Flags, pluginLimitFlags()...)
 	// Usage errors (an unknown command or flag, a missing value) are
 	// invalid input, exit 2, on one line (see usage.go).
 	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error {

@@ -118,14 +118,17 @@ func (a *app) pluginsRegisterCommand() *cli.Command {
 		Usage: "hash each plugin binary, ask it to describe itself and write its manifest entry",
 		Description: `Each BIN must be named assay-scorer-<id>. It is launched (pinned to the
 sha256 just computed), asked to Describe itself, and its entry is written to
-DIR/manifest.json, replacing an entry with the same id. A binary inside the
-plugin directory is stored relative to it. Afterwards run assay scorers sync
+DIR/manifest.json, replacing an entry with the same id. Each BIN must be a
+file inside the plugin directory (copy it there first): the manifest stores
+its file name only, and a binary elsewhere, or a symlink that leads out of
+the directory, is refused with exit 3. Afterwards run assay scorers sync
 so that the schema enum and the DB CHECK name the new scorer too.`,
 		UsageText: `assay [--plugin-dir DIR] plugins register BIN...
 
 Example:
   assay --plugin-dir bin/plugins plugins register bin/plugins/assay-scorer-*
-  assay plugins register ./assay-scorer-ticket_linked && assay scorers sync`,
+  cp assay-scorer-ticket_linked bin/plugins/ &&
+    assay --plugin-dir bin/plugins plugins register bin/plugins/assay-scorer-ticket_linked && assay scorers sync`,
 		Action: a.pluginsRegister,
 	}
 }

@@ -9,6 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/urfave/cli/v2"
 
 	"github.com/assay-eval/assay/host/pluginhost"
 )
@@ -42,13 +46,26 @@ func TestPluginsCommands(t *testing.T) {
 
 	// A binary named for another id is a usage error (exit 2), and the
 	// manifest keeps its entry.
-	misnamed := filepath.Join(t.TempDir(), pluginhost.BinaryPrefix+"ticket_linked")
+	misnamed := filepath.Join(dir, pluginhost.BinaryPrefix+"ticket_linked")
 	if b, err := os.ReadFile(bin); err != nil || os.WriteFile(misnamed, b, 0o755) != nil {
 		t.Fatalf("copying %s: %v", bin, err)
 	}
 	code, _, errOut = pluginsMain("--plugin-dir", dir, "plugins", "register", misnamed)
 	if code != ExitInvalid || !strings.Contains(errOut, "must be named assay-scorer-answer_keywords, not assay-scorer-ticket_linked") {
 		t.Errorf("plugins register %s = exit %d, %q; want exit 2 naming the right name", misnamed, code, errOut)
+	}
+
+	// A binary outside the plugin directory is refused (exit 3), naming it.
+	outside := filepath.Join(t.TempDir(), pluginhost.BinaryPrefix+"answer_keywords")
+	if b, err := os.ReadFile(bin); err != nil || os.WriteFile(outside, b, 0o755) != nil {
+		t.Fatalf("copying %s: %v", bin, err)
+	}
+	code, _, errOut = pluginsMain("--plugin-dir", dir, "plugins", "register", outside)
+	if code != ExitHost || !strings.Contains(errOut, outside+" is not in the plugin directory") {
+		t.Errorf("plugins register %s = exit %d, %q; want exit 3 naming the file outside the plugin directory", outside, code, errOut)
+	}
+	if err := os.Remove(misnamed); err != nil {
+		t.Fatal(err)
 	}
 
 	code, out, _ = pluginsMain("--plugin-dir", dir, "plugins", "list")
@@ -77,6 +94,38 @@ func TestPluginsCommands(t *testing.T) {
 	}
 }
 
+// TestDoctorConfinement covers doctor's refusal of a manifest entry that
+// leaves the plugin directory: a path in the manifest, or a symlink out.
+func TestDoctorConfinement(t *testing.T) {
+	t.Parallel()
+	sum := strings.Repeat("ab", 32)
+	tests := []struct {
+		name, binary, want string
+	}{
+		{"parent path", "../../../bin/sh", `binary "../../../bin/sh" is not a file name inside the plugin directory`},
+		{"absolute path", "/bin/sh", `binary "/bin/sh" is not a file name inside the plugin directory`},
+		{"sibling directory", "../evil/assay-scorer-evil", `binary "../evil/assay-scorer-evil" is not a file name`},
+		{"symlink out", "assay-scorer-evil", "assay-scorer-evil is a symlink to /"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.Symlink("/bin/sh", filepath.Join(dir, "assay-scorer-evil")); err != nil {
+				t.Fatal(err)
+			}
+			src := `{"plugins":[{"id":"evil","binary":"` + tt.binary + `","sha256":"` + sum + `","version":"1","protocol":1,"kpis":[],"needs":[]}]}`
+			if err := os.WriteFile(filepath.Join(dir, pluginhost.ManifestFile), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := pluginsMain("--plugin-dir", dir, "--db", filepath.Join(t.TempDir(), "a.db"), "doctor")
+			if code != ExitHost || !strings.Contains(out+errOut, tt.want) || !strings.Contains(out+errOut, "evil") || strings.Contains(out, "all checks passed") {
+				t.Errorf("doctor with binary %q = exit %d\n%s%s\nwant exit 3 naming the entry and %q", tt.binary, code, out, errOut, tt.want)
+			}
+		})
+	}
+}
+
 func TestPluginsCommandErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -95,6 +144,52 @@ func TestPluginsCommandErrors(t *testing.T) {
 			code, out, errOut := pluginsMain(tt.args...)
 			if code != tt.code || !strings.Contains(out+errOut, tt.want) {
 				t.Errorf("assay %v = exit %d, %q, %q; want exit %d mentioning %q", tt.args, code, out, errOut, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+// TestPluginLimitFlags covers the flags and variables that set the plugin
+// limits (docs/plugins.md, "Limits").
+func TestPluginLimitFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		want    pluginhost.Limits
+		wantErr string
+	}{
+		{"defaults", nil, pluginhost.DefaultLimits(), ""},
+		{"set", []string{"--plugin-memory-mb", "512", "--plugin-cpu", "90s", "--plugin-procs", "300", "--max-checks", "10"},
+			pluginhost.Limits{AddressSpace: 512 << 20, CPU: 90 * time.Second, Processes: 300, MaxChecks: 10}, ""},
+		{"off", []string{"--plugin-memory-mb", "0", "--plugin-cpu", "0"},
+			pluginhost.Limits{MaxChecks: pluginhost.DefaultMaxChecks}, ""},
+		{"cpu under a second", []string{"--plugin-cpu", "500ms"}, pluginhost.Limits{}, "--plugin-cpu: want at least 1s"},
+		{"no checks", []string{"--max-checks", "0"}, pluginhost.Limits{}, "--max-checks: want at least 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var got pluginhost.Limits
+			var err error
+			app := &cli.App{Flags: pluginLimitFlags(), Action: func(c *cli.Context) error {
+				got, err = pluginLimits(c)
+				return nil
+			}}
+			if rerr := app.Run(append([]string{"assay"}, tt.args...)); rerr != nil {
+				t.Fatal(rerr)
+			}
+			if tt.wantErr != "" {
+				if code, _ := exitCode(err); code != ExitInvalid || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("pluginLimits(%v) error = %v, want exit 2 with %q", tt.args, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("pluginLimits(%v) error = %v", tt.args, err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("pluginLimits(%v) (-want +got):\n%s", tt.args, diff)
 			}
 		})
 	}

@@ -57,7 +57,11 @@ func callTimeoutFlag() cli.Flag {
 // hostOptions are the plugin host's options for a command: its logger,
 // --call-timeout, and the built-in scorers in-process when asked.
 func (a *app) hostOptions(c *cli.Context, inProcess bool) ([]pluginhost.Option, error) {
-	opts := []pluginhost.Option{pluginhost.WithLogger(a.logger())}
+	limits, err := pluginLimits(c)
+	if err != nil {
+		return nil, err
+	}
+	opts := []pluginhost.Option{pluginhost.WithLogger(a.logger()), pluginhost.WithLimits(limits)}
 	if c.IsSet(flagCallTimeout) {
 		d := c.Duration(flagCallTimeout)
 		if d <= 0 {

@@ -31,6 +31,12 @@ var (
 	ErrDeadline = errors.New("plugin hung")
 	// ErrStart is a plugin process that could not be started.
 	ErrStart = errors.New("plugin did not start")
+	// ErrOutside is a manifest entry whose binary is not a file inside the
+	// plugin directory (docs/plugins.md, "Confinement").
+	ErrOutside = errors.New("binary outside the plugin directory")
+	// ErrContract is a result that breaks the result contract
+	// (docs/plugins.md, "Contract checks on results").
+	ErrContract = errors.New("result breaks the contract")
 	// ErrGaveUp is a scorer the host stopped calling: every one of the last
 	// MaxBrokenStreak cases it ran alone crashed or hung it.
 	ErrGaveUp = errors.New("plugin keeps breaking")
@@ -51,7 +57,7 @@ func (e *ScorerError) Unwrap() error { return e.Err }
 
 // permanent reports whether err will not go away by relaunching.
 func permanent(err error) bool {
-	return errors.Is(err, ErrChecksum) || errors.Is(err, ErrMismatch) || errors.Is(err, ErrUnknownScorer)
+	return errors.Is(err, ErrChecksum) || errors.Is(err, ErrMismatch) || errors.Is(err, ErrUnknownScorer) || errors.Is(err, ErrOutside)
 }
 
 // final reports whether err ends the scoring of the cases it hit, whatever

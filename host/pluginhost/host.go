@@ -36,6 +36,7 @@ type Host struct {
 	startTimeout time.Duration
 	backoff      time.Duration
 	inProcess    map[scorer.ID]batchrun.Scorer
+	limits       Limits
 
 	mu      sync.Mutex
 	procs   map[scorer.ID]*proc
@@ -83,6 +84,7 @@ func New(m *Manifest, opts ...Option) *Host {
 		startTimeout: DefaultStartTimeout,
 		backoff:      DefaultBackoff,
 		inProcess:    map[scorer.ID]batchrun.Scorer{},
+		limits:       DefaultLimits(),
 		procs:        map[scorer.ID]*proc{},
 		solos:        map[*proc]bool{},
 		healths:      map[scorer.ID]*health{},
@@ -148,7 +150,10 @@ func (h *Host) Verify(ctx context.Context, id scorer.ID) error {
 	if err != nil {
 		return err
 	}
-	path := h.m.BinaryPath(p.entry)
+	path, err := h.m.Binary(p.entry)
+	if err != nil {
+		return fmt.Errorf("verifying %s: %w", id, err)
+	}
 	sum, err := FileSHA256(path)
 	if err != nil {
 		return fmt.Errorf("verifying %s: %w", id, err)
@@ -212,6 +217,14 @@ func (h *Host) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []
 	}
 	a := &attempt{h: h, id: id, l: l, cases: sent, out: out}
 	a.run(ctx)
+	for i, o := range out {
+		if o.Err != nil || o.Result == nil {
+			continue
+		}
+		if err := checkContract(l.desc, sent[i], o.Result, h.limits.MaxChecks); err != nil {
+			out[i] = batchrun.Outcome{Err: &ScorerError{ID: id, Case: cases[i].ID, Err: err}}
+		}
+	}
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -117,7 +118,7 @@ func TestStdoutBeforeServing(t *testing.T) {
 	t.Parallel()
 	m := manifest()
 	sum := sha256File(t, bin("test_stdout"))
-	m.Entries = append(m.Entries, pluginhost.Entry{ID: "test_stdout", Binary: bin("test_stdout"), SHA256: sum, Version: "0.0.1", Protocol: 1,
+	m.Entries = append(m.Entries, pluginhost.Entry{ID: "test_stdout", Binary: filepath.Base(bin("test_stdout")), SHA256: sum, Version: "0.0.1", Protocol: 1,
 		KPIs: []scorer.KPI{{Key: "label_seen", ValueType: scorer.Bool}}, Needs: []scorer.Need{scorer.NeedTrace}})
 	h := short(m)
 	defer h.Close()
@@ -191,7 +192,7 @@ func TestDescribeMismatchRefused(t *testing.T) {
 	}{
 		{"version", func(e *pluginhost.Entry) { e.Version = "9.9.9" }, `version "0.0.1", manifest "9.9.9"`},
 		{"kpi keys", func(e *pluginhost.Entry) { e.KPIs = append(e.KPIs, scorer.KPI{Key: "extra"}) }, "KPI keys [label_seen], manifest [extra label_seen]"},
-		{"id", func(e *pluginhost.Entry) { e.Binary = bin("test_exit") }, `id "test_exit", manifest "test_env"`},
+		{"id", func(e *pluginhost.Entry) { e.Binary = filepath.Base(bin("test_exit")) }, `id "test_exit", manifest "test_env"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -489,7 +490,7 @@ func TestStartTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &pluginhost.Manifest{Dir: dir, Entries: []pluginhost.Entry{{ID: "test_mute", Binary: path, SHA256: sha256File(t, path),
+			m := &pluginhost.Manifest{Dir: dir, Entries: []pluginhost.Entry{{ID: "test_mute", Binary: filepath.Base(path), SHA256: sha256File(t, path),
 				Version: "0.0.1", Protocol: 1, KPIs: []scorer.KPI{{Key: "label_seen", ValueType: scorer.Bool}}, Needs: []scorer.Need{scorer.NeedTrace}}}}
 			h := short(m, pluginhost.WithStartTimeout(tt.start))
 			defer h.Close()

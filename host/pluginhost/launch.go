@@ -1,6 +1,7 @@
 package pluginhost
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"time"
@@ -45,41 +45,49 @@ var handshake = plugin.HandshakeConfig{
 // instance is one running plugin process.
 type instance struct {
 	client *plugin.Client
+	runner *groupRunner
 	rpc    scorerpb.ScorerClient
 	desc   scorer.Description
+	sum    string // the sha256 of the file that runs, lowercase hex
 }
 
-// kill stops the process at once (it is broken or no longer wanted) and
-// cleans up after it in the background.
+// kill stops the process and its process group at once (it is broken or no
+// longer wanted) and cleans up after it in the background.
 func (in *instance) kill() {
-	if rc := in.client.ReattachConfig(); rc != nil && rc.Pid > 0 {
-		if p, err := os.FindProcess(rc.Pid); err == nil {
-			_ = p.Kill()
-		}
-	}
+	in.runner.killGroup()
 	go in.client.Kill()
 }
 
 type launchConfig struct {
 	path         string
-	sum          []byte // the sha256 the binary must have
+	sum          []byte // the sha256 the binary must have; nil: any (register)
+	limits       Limits
 	logger       hclog.Logger
 	startTimeout time.Duration
 	callTimeout  time.Duration
 }
 
-// launch starts the binary directly (no shell) after go-plugin verified its
-// sha256, with the allow-listed environment, AutoMTLS and a start timeout,
-// and asks it to Describe itself under a deadline.
+// launch opens the binary once, hashes the open file and, when the hash is
+// the one wanted, executes that same open file (see runner.go), never the
+// path again: a rename between the check and the exec cannot change what
+// runs. The plugin gets the allow-listed environment, its own process group
+// and resource limits, AutoMTLS and a start timeout, and is asked to
+// Describe itself under a deadline.
 func launch(ctx context.Context, lc launchConfig) (*instance, error) {
-	cmd := exec.Command(lc.path)
-	cmd.Env = pluginEnv(os.Environ())
-	cmd.SysProcAttr = dieWithParent()
+	f, sum, err := openHashed(lc.path)
+	if err != nil {
+		return nil, fmt.Errorf("launching %s: %w", lc.path, err)
+	}
+	defer f.Close()
+	if lc.sum != nil && !bytes.Equal(sum, lc.sum) {
+		return nil, fmt.Errorf("launching %s: %w: the file has %s, the manifest %s (the binary changed after registration; register it again)",
+			lc.path, ErrChecksum, hex.EncodeToString(sum), hex.EncodeToString(lc.sum))
+	}
+	r := &groupRunner{file: f, name: lc.path, limits: lc.limits, env: pluginEnv(os.Environ())}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{scorerpb.ProtocolVersion: {scorerpb.PluginName: clientPlugin{}}},
-		Cmd:              cmd,
-		SecureConfig:     &plugin.SecureConfig{Checksum: lc.sum, Hash: sha256.New()},
+		RunnerFunc:       r.start,
 		SkipHostEnv:      true,
 		AutoMTLS:         true,
 		StartTimeout:     lc.startTimeout,
@@ -91,15 +99,8 @@ func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 	})
 	proto, err := client.Client()
 	if err != nil {
+		r.killGroup()
 		client.Kill()
-		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
-			got, herr := FileSHA256(lc.path)
-			if herr != nil {
-				return nil, fmt.Errorf("launching %s: %w: %v", lc.path, ErrChecksum, herr)
-			}
-			return nil, fmt.Errorf("launching %s: %w: the file has %s, the manifest %s (the binary changed after registration; register it again)",
-				lc.path, ErrChecksum, got, hex.EncodeToString(lc.sum))
-		}
 		if msg, _, multi := strings.Cut(err.Error(), "\n"); multi && strings.HasPrefix(msg, "Unrecognized remote plugin message") {
 			return nil, fmt.Errorf("launching %s: %s (it must write nothing to stdout before the go-plugin handshake, or it is not an assay plugin)", lc.path, msg)
 		}
@@ -107,10 +108,11 @@ func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 	}
 	raw, err := proto.Dispense(scorerpb.PluginName)
 	if err != nil {
+		r.killGroup()
 		client.Kill()
 		return nil, fmt.Errorf("launching %s: dispensing %s: %w", lc.path, scorerpb.PluginName, err)
 	}
-	in := &instance{client: client, rpc: raw.(scorerpb.ScorerClient)}
+	in := &instance{client: client, runner: r, rpc: raw.(scorerpb.ScorerClient), sum: hex.EncodeToString(sum)}
 	dctx, cancel := context.WithTimeout(ctx, lc.callTimeout)
 	defer cancel()
 	resp, err := in.rpc.Describe(dctx, &scorerpb.DescribeRequest{})
@@ -122,18 +124,35 @@ func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 	return in, nil
 }
 
+// openHashed opens the regular file at path and returns it with its sha256.
+func openHashed(path string) (*os.File, []byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", path)
+	}
+	h := sha256.New()
+	if err == nil {
+		_, err = io.Copy(h, f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("hashing: %w", err)
+	}
+	return f, h.Sum(nil), nil
+}
+
 // FileSHA256 returns the lowercase hex sha256 of the file at path.
 func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
+	f, sum, err := openHashed(path)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	f.Close()
+	return hex.EncodeToString(sum), nil
 }
 
 // agree checks that a plugin's description matches its manifest entry: id,

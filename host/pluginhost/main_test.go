@@ -19,7 +19,7 @@ import (
 )
 
 // testPlugins are the test-only plugins under testdata/plugins, by id.
-var testPlugins = []string{"test_panic", "test_exit", "test_sleep", "test_stdout", "test_env"}
+var testPlugins = []string{"test_panic", "test_exit", "test_sleep", "test_stdout", "test_env", "test_hog", "test_bad", "test_marker"}
 
 var (
 	binDir       string               // the built plugins: assay-scorer-<id>
@@ -47,7 +47,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	base = &pluginhost.Manifest{Dir: dir}
-	bins := []string{bin("test_panic"), bin("test_exit"), bin("test_sleep"), bin("test_env")}
+	bins := []string{bin("test_panic"), bin("test_exit"), bin("test_sleep"), bin("test_env"), bin("test_hog"), bin("test_bad")}
 	if toolSequence {
 		bins = append(bins, bin("tool_sequence"))
 	}

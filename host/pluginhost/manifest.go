@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/assay-eval/assay/pkg/jsonpos"
@@ -23,7 +24,7 @@ const maxManifest = 16 << 20
 // Entry is one installed plugin binary.
 type Entry struct {
 	ID       scorer.ID     `json:"id"`
-	Binary   string        `json:"binary"` // relative to the plugin directory, or absolute when outside it
+	Binary   string        `json:"binary"` // a file name inside the plugin directory (docs/plugins.md, "Confinement")
 	SHA256   string        `json:"sha256"` // lowercase hex
 	Version  string        `json:"version"`
 	Protocol int           `json:"protocol"`
@@ -91,8 +92,8 @@ func (m *Manifest) check() diag.List {
 			l = append(l, diag.Errorf(pos, "manifest.entry", "plugins[%d]: id %s appears twice", i, e.ID))
 		}
 		seen[e.ID] = true
-		if e.Binary == "" {
-			l = append(l, diag.Errorf(pos, "manifest.entry", "plugins[%d] (%s): binary is empty", i, e.ID))
+		if err := CheckBinaryName(e.Binary); err != nil {
+			l = append(l, diag.Errorf(pos, "manifest.binary", "plugins[%d] (%s): %v", i, e.ID, err))
 		}
 		if len(e.SHA256) != 64 {
 			l = append(l, diag.Errorf(pos, "manifest.entry", "plugins[%d] (%s): sha256 %q is not 64 hex digits", i, e.ID, e.SHA256))
@@ -168,12 +169,51 @@ func (m *Manifest) Lookup(id scorer.ID) (Entry, bool) {
 	return Entry{}, false
 }
 
-// BinaryPath is e's binary as a path usable from the working directory.
+// BinaryPath is e's binary as a path usable from the working directory
+// (unchecked: Binary checks it before anything is read or run).
 func (m *Manifest) BinaryPath(e Entry) string {
-	if filepath.IsAbs(e.Binary) {
-		return e.Binary
-	}
 	return filepath.Join(m.Dir, e.Binary)
+}
+
+// CheckBinaryName checks that a manifest entry's binary is a plain file name:
+// not empty, no path separator, not "." or "..", not absolute.
+func CheckBinaryName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: binary is empty", ErrOutside)
+	case name == "." || name == "..", strings.ContainsAny(name, `/\`+"\x00"), filepath.IsAbs(name):
+		return fmt.Errorf("%w: binary %q is not a file name inside the plugin directory", ErrOutside, name)
+	}
+	return nil
+}
+
+// Binary returns the path of e's binary after checking that it stays inside
+// the plugin directory: a plain file name (CheckBinaryName) whose file, if it
+// is a symlink, resolves to a regular file inside the directory.
+func (m *Manifest) Binary(e Entry) (string, error) {
+	if err := CheckBinaryName(e.Binary); err != nil {
+		return "", fmt.Errorf("plugin %s: %w", e.ID, err)
+	}
+	path := m.BinaryPath(e)
+	dir, err := filepath.EvalSymlinks(m.Dir)
+	if err != nil {
+		return "", fmt.Errorf("plugin %s: resolving the plugin directory: %w", e.ID, err)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("plugin %s: resolving %s: %w", e.ID, path, err)
+	}
+	if filepath.Dir(real) != dir {
+		return "", fmt.Errorf("plugin %s: %w: %s is a symlink to %s, outside the plugin directory %s", e.ID, ErrOutside, path, real, dir)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("plugin %s: %w", e.ID, err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("plugin %s: %w: %s is not a regular file", e.ID, ErrOutside, path)
+	}
+	return path, nil
 }
 
 // put adds e, replacing an entry with the same id.

@@ -2,7 +2,6 @@ package pluginhost
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -47,13 +46,12 @@ func register(ctx context.Context, m *Manifest, bin string, logger hclog.Logger)
 	if err != nil {
 		return Entry{}, err
 	}
-	sum, err := FileSHA256(abs)
+	name, err := inside(m.Dir, abs)
 	if err != nil {
-		return Entry{}, fmt.Errorf("hashing: %w", err)
+		return Entry{}, err
 	}
-	raw, _ := hex.DecodeString(sum)
 	in, err := launch(ctx, launchConfig{
-		path: abs, sum: raw, logger: logger.Named(filepath.Base(abs)),
+		path: abs, limits: DefaultLimits(), logger: logger.Named(filepath.Base(abs)),
 		startTimeout: 10 * time.Second, callTimeout: 10 * time.Second,
 	})
 	if err != nil {
@@ -67,14 +65,13 @@ func register(ctx context.Context, m *Manifest, bin string, logger hclog.Logger)
 	if d.Version == "" {
 		return Entry{}, fmt.Errorf("plugin %s has no version", d.ID)
 	}
-	name := strings.TrimSuffix(filepath.Base(abs), ".exe")
-	if name != BinaryPrefix+string(d.ID) {
-		return Entry{}, fmt.Errorf("%w: plugin %s must be named %s%s, not %s", ErrBinaryName, d.ID, BinaryPrefix, d.ID, name)
+	if base := strings.TrimSuffix(name, ".exe"); base != BinaryPrefix+string(d.ID) {
+		return Entry{}, fmt.Errorf("%w: plugin %s must be named %s%s, not %s", ErrBinaryName, d.ID, BinaryPrefix, d.ID, base)
 	}
 	return Entry{
 		ID:       d.ID,
-		Binary:   manifestPath(m.Dir, abs),
-		SHA256:   sum,
+		Binary:   name,
+		SHA256:   in.sum,
 		Version:  d.Version,
 		Protocol: in.client.NegotiatedVersion(),
 		KPIs:     nonNilKPIs(d.KPIs),
@@ -82,17 +79,24 @@ func register(ctx context.Context, m *Manifest, bin string, logger hclog.Logger)
 	}, nil
 }
 
-// manifestPath is abs relative to dir when it lies inside dir, else abs.
-func manifestPath(dir, abs string) string {
+// inside returns the file name of binary abs after checking that it is a
+// file of the plugin directory dir, not a symlink out of it (docs/plugins.md,
+// "Confinement").
+func inside(dir, abs string) (string, error) {
 	d, err := filepath.Abs(dir)
 	if err != nil {
-		return abs
+		return "", err
 	}
-	rel, err := filepath.Rel(d, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return abs
+	name := filepath.Base(abs)
+	if filepath.Dir(abs) != d {
+		if rd, err1 := filepath.EvalSymlinks(d); err1 != nil || filepath.Dir(abs) != rd {
+			return "", fmt.Errorf("%w: %s is not in the plugin directory %s (copy it there, then register it)", ErrOutside, abs, d)
+		}
 	}
-	return filepath.ToSlash(rel)
+	if _, err := (&Manifest{Dir: d}).Binary(Entry{ID: scorer.ID(name), Binary: name}); err != nil {
+		return "", err
+	}
+	return name, nil
 }
 
 func nonNilKPIs(k []scorer.KPI) []scorer.KPI {

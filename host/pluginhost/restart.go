@@ -67,10 +67,14 @@ func (p *proc) get(ctx context.Context) (*instance, uint64, error) {
 		p.fatal = fmt.Errorf("plugin %s: %w: manifest sha256 %q is not 64 hex digits", p.entry.ID, ErrChecksum, p.entry.SHA256)
 		return nil, 0, p.fatal
 	}
-	path := p.h.m.BinaryPath(p.entry)
+	path, err := p.h.m.Binary(p.entry)
+	if err != nil {
+		p.fatal = err
+		return nil, 0, p.fatal
+	}
 	p.logger.Debug("launching plugin", logPath, path)
 	in, err := launch(ctx, launchConfig{
-		path: path, sum: sum, logger: p.logger,
+		path: path, sum: sum, limits: p.h.limits, logger: p.logger,
 		startTimeout: p.h.startTimeout, callTimeout: p.h.deadline(1),
 	})
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/assay-eval/assay/pkg/excerpt"
 	"github.com/assay-eval/assay/sdk"
 )
 
@@ -65,13 +66,20 @@ func (s *Sheet) Verdict(k string, ok bool, detail string, evidence ...string) {
 	s.Fail(k, detail, evidence...)
 }
 
+func bound(s string) string {
+	b, _ := excerpt.Bound(s)
+	return b
+}
+
 // Score records a check of KPI key k with partial credit score, clamped to
 // [0,1]; it passes only at 1. A failed check carries k's failure tag.
 func (s *Sheet) Score(k string, score float64, detail string, evidence ...string) {
 	score = Clamp(score)
-	c := sdk.Check{KPI: k, Score: score, Passed: score >= 1, Detail: detail}
-	if len(evidence) > 0 {
-		c.Evidence = slices.Clone(evidence)
+	// Details and evidence stay within the excerpt bound the host checks
+	// (docs/plugins.md, "Contract checks on results").
+	c := sdk.Check{KPI: k, Score: score, Passed: score >= 1, Detail: bound(detail)}
+	for _, e := range evidence {
+		c.Evidence = append(c.Evidence, bound(e))
 	}
 	if !c.Passed {
 		c.FailureTag = s.Tag(k)

@@ -3,11 +3,14 @@ package grade
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/assay-eval/assay/pkg/excerpt"
 	"github.com/assay-eval/assay/sdk"
 )
 
@@ -134,5 +137,23 @@ func TestCount(t *testing.T) {
 		if got := Count(n, "note", "notes"); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestScoreBoundsDetails: a detail or evidence longer than the excerpt
+// bound is cut to it, so the host's contract check never refuses a
+// built-in's result for its length.
+func TestScoreBoundsDetails(t *testing.T) {
+	t.Parallel()
+	s := NewSheet(desc, task(nil))
+	long := strings.Repeat("k, ", 400)
+	s.Score("c", 1, long, "short", long)
+	c := s.Result().Checks[0]
+	got := []int{utf8.RuneCountInString(c.Detail), utf8.RuneCountInString(c.Evidence[0]), utf8.RuneCountInString(c.Evidence[1])}
+	if diff := cmp.Diff([]int{excerpt.Max, 5, excerpt.Max}, got); diff != "" {
+		t.Errorf("Score(long detail) lengths (-want +got):\n%s", diff)
+	}
+	if !strings.HasSuffix(c.Detail, excerpt.Marker) {
+		t.Errorf("Score(long detail) detail = %q, want it to end in %q", c.Detail, excerpt.Marker)
 	}
 }

@@ -11,16 +11,21 @@ import (
 
 // Scorer is a test scorer.
 type Scorer struct {
-	ID   sdk.ID
-	Hook func(ctx context.Context, c *sdk.Case) *sdk.Result // a non-nil result replaces the default
+	ID    sdk.ID
+	Hook  func(ctx context.Context, c *sdk.Case) *sdk.Result // a non-nil result replaces the default
+	Needs []sdk.Need                                         // nil: trace only
 }
 
 // Describe implements sdk.Scorer.
 func (s Scorer) Describe() sdk.Description {
+	needs := s.Needs
+	if needs == nil {
+		needs = []sdk.Need{sdk.NeedTrace}
+	}
 	return sdk.Description{
 		ID: s.ID, Version: "0.0.1",
 		KPIs:  []sdk.KPI{{Key: "label_seen", ValueType: sdk.Bool}},
-		Needs: []sdk.Need{sdk.NeedTrace},
+		Needs: needs,
 	}
 }
 
