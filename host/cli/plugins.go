@@ -58,7 +58,7 @@ func (a *app) pluginsList(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return invalidf("plugins list: takes no arguments, got %q", c.Args().Slice())
 	}
-	m, err := pluginhost.LoadManifest(c.String(flagPluginDir))
+	m, err := pluginhost.LoadManifest(pluginDir(c))
 	if err != nil {
 		return hostErr(fmt.Errorf("plugins list: %w", err))
 	}
@@ -148,7 +148,7 @@ func (a *app) pluginsRegister(c *cli.Context) error {
 				bin, pluginhost.BinaryPrefix, pluginhost.BinaryPrefix)
 		}
 	}
-	m, err := pluginhost.LoadManifest(c.String(flagPluginDir))
+	m, err := pluginhost.LoadManifest(pluginDir(c))
 	if err != nil {
 		return hostErr(fmt.Errorf("plugins register: %w", err))
 	}
@@ -171,9 +171,12 @@ func (a *app) pluginsConformanceCommand() *cli.Command {
 		Name:  "conformance",
 		Usage: "run the SDK's conformance checks against a plugin binary",
 		Description: `Launches BIN as the host does and checks: a valid description, every
-score in [0,1], checks naming only declared KPI keys, deterministic results,
-a cancelled context honoured, concurrent batches safe. Prints each check as
-ok or FAIL with its problems; exits 0 when all pass, 1 otherwise.`,
+score in [0,1] (never NaN), checks naming only declared KPI keys, a failed
+check carrying its KPI's declared failure tag and that tag reaching the
+result, a task setting none of the KPI keys not scored as a pass,
+deterministic results, a cancelled context honoured, concurrent batches safe.
+Prints each check as ok or FAIL with its problems and what to change; exits
+0 when all pass, 1 otherwise.`,
 		UsageText: `assay plugins conformance BIN
 
 Example:
@@ -203,6 +206,9 @@ func (a *app) pluginsConformance(c *cli.Context) error {
 		fmt.Fprintf(a.stdout, "FAIL  %s\n", r.Name)
 		for _, p := range r.Problems {
 			fmt.Fprintf(a.stdout, "      %s\n", p)
+		}
+		if r.Fix != "" {
+			fmt.Fprintf(a.stdout, "      what to change: %s\n", r.Fix)
 		}
 	}
 	if !rep.OK() {
