@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/assay-eval/assay/plugins/internal/grade"
+	"github.com/assay-eval/assay/sdk/grade"
 	"github.com/assay-eval/assay/sdk"
 )
 

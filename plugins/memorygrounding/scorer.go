@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/assay-eval/assay/plugins/internal/grade"
+	"github.com/assay-eval/assay/sdk/grade"
 	"github.com/assay-eval/assay/sdk"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/assay-eval/assay/plugins/internal/grade"
+	"github.com/assay-eval/assay/sdk/grade"
 	"github.com/assay-eval/assay/sdk"
 )
 

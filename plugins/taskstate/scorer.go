@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/assay-eval/assay/plugins/internal/grade"
+	"github.com/assay-eval/assay/sdk/grade"
 	"github.com/assay-eval/assay/sdk"
 )
 

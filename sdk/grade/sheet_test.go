@@ -136,3 +136,33 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+// TestGradeKit is issue 15 item 3: a KPI of the wrong type names the key and
+// the type wanted, and the failure tags of failed checks reach the result
+// without the author copying them.
+func TestGradeKit(t *testing.T) {
+	t.Parallel()
+	d := sdk.Description{ID: "kw", KPIs: []sdk.KPI{
+		{Key: "answer_keywords", ValueType: sdk.StringList, FailureTag: "ungrounded_answer"},
+		{Key: "finalized", ValueType: sdk.Bool, FailureTag: "not_finalized"},
+	}}
+	s := NewSheet(d, task(map[string]string{"answer_keywords": `"refund"`, "finalized": `true`}))
+	if _, ok := s.StringList("answer_keywords"); ok {
+		t.Errorf("StringList(answer_keywords) of a string = ok, want not ok")
+	}
+	s.Verdict("finalized", true, "finalized")
+	r := s.Result()
+	want := &sdk.Result{
+		Score: 0.5,
+		Checks: []sdk.Check{
+			{KPI: "answer_keywords", FailureTag: "ungrounded_answer",
+				Detail: `kpi answer_keywords: want a list of strings, got a string ("refund"); the check cannot run`},
+			{KPI: "finalized", Score: 1, Passed: true, Detail: "finalized"},
+		},
+		FailureTags: []string{"ungrounded_answer"},
+		Diagnostics: []string{`kpi answer_keywords: want a list of strings, got a string ("refund")`},
+	}
+	if diff := cmp.Diff(want, r); diff != "" {
+		t.Errorf("Result() (-want +got):\n%s", diff)
+	}
+}
