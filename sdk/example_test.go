@@ -31,7 +31,7 @@ func politeness() sdk.Scorer {
 
 // A complete plugin is the scorer above and a main of one line:
 //
-//	func main() { sdk.Serve(politeness()) }
+//	func main() { plugin.Serve(politeness()) }
 //
 // The grade.Sheet averages the checks into the score and copies the failure
 // tag of each failed check into Result.FailureTags. Here the scorer scores

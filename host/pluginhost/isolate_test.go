@@ -14,8 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assay-eval/assay/host/pluginhost"
-	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/sdk/batchrun"
 )
 
 // scoreConcurrently scores batches[g] from goroutine g, all at once, and
@@ -218,7 +218,9 @@ func TestCloseDuringIsolation(t *testing.T) {
 	t.Parallel()
 	h := short(manifest(), pluginhost.WithCallTimeout(200*time.Millisecond))
 	done := make(chan []batchrun.Outcome)
-	go func() { done <- h.Score(context.Background(), "test_sleep", labelled("sleep", "sleep_a", "sleep_b", "sleep_c")) }()
+	go func() {
+		done <- h.Score(context.Background(), "test_sleep", labelled("sleep", "sleep_a", "sleep_b", "sleep_c"))
+	}()
 	time.Sleep(time.Second) // the batch times out; its cases hang alone one by one
 	begin := time.Now()
 	h.Close()

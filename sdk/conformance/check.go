@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/assay-eval/assay/pkg/batchrun"
-	"github.com/assay-eval/assay/pkg/scorerpb"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/batchrun"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // The checks, in the order Check runs them.

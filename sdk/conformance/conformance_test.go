@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/batchrun"
 	"github.com/assay-eval/assay/sdk/conformance"
 )
 

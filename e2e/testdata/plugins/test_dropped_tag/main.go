@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
 type dropped struct{}
@@ -31,4 +32,4 @@ func (dropped) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	return &sdk.Result{Score: 0, Checks: []sdk.Check{{KPI: "cites_ticket", Detail: "cites no ticket", FailureTag: "ungrounded_answer"}}}, nil
 }
 
-func main() { sdk.Serve(dropped{}) }
+func main() { plugin.Serve(dropped{}) }

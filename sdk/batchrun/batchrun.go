@@ -9,25 +9,17 @@ import (
 	"runtime/debug"
 	"sync"
 
-	"github.com/assay-eval/assay/pkg/scorer"
-	"github.com/assay-eval/assay/pkg/scorerpb"
+	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
-// SDKVersion is the version of the SDK's runner and transport, reported in
-// every description a plugin serves (sdk.SDKVersion is this constant).
-const SDKVersion = "1.0.0"
-
-// Scorer is sdk.Scorer's method set, restated here so that this package does
-// not import sdk (sdk imports it): any sdk.Scorer is a Scorer.
-type Scorer interface {
-	Describe() scorer.Description
-	Score(ctx context.Context, c *scorer.Case) (*scorer.Result, error)
-}
+// Scorer is sdk.Scorer, named here for the host's in-process scorers.
+type Scorer = sdk.Scorer
 
 // Outcome is the answer for one case: a result, or the error that kept the
 // scorer from giving one.
 type Outcome struct {
-	Result *scorer.Result
+	Result *sdk.Result
 	Err    error
 }
 
@@ -47,9 +39,9 @@ func Limit() int { return max(2, runtime.GOMAXPROCS(0)) }
 
 // Describe returns s's description with the SDK's fields (SDKVersion,
 // Protocols) filled in: what a plugin serving s answers to Describe.
-func Describe(s Scorer) scorer.Description {
+func Describe(s Scorer) sdk.Description {
 	d := s.Describe()
-	d.SDKVersion = SDKVersion
+	d.SDKVersion = sdk.SDKVersion
 	d.Protocols = []int{scorerpb.ProtocolVersion}
 	return d
 }
@@ -58,7 +50,7 @@ func Describe(s Scorer) scorer.Description {
 // one outcome per case in the same order. A panic, an error return or an
 // invalid result fails only its own case. Once ctx is done, cases not yet
 // started fail with ctx's error.
-func Score(ctx context.Context, s Scorer, cases []*scorer.Case, limit int) []Outcome {
+func Score(ctx context.Context, s Scorer, cases []*sdk.Case, limit int) []Outcome {
 	out := make([]Outcome, len(cases))
 	if limit <= 0 {
 		limit = Limit()
@@ -88,7 +80,7 @@ func Score(ctx context.Context, s Scorer, cases []*scorer.Case, limit int) []Out
 	return out
 }
 
-func scoreOne(ctx context.Context, s Scorer, c *scorer.Case) (o Outcome) {
+func scoreOne(ctx context.Context, s Scorer, c *sdk.Case) (o Outcome) {
 	if err := ctx.Err(); err != nil {
 		return Outcome{Err: fmt.Errorf("scoring case %q: %w", c.ID, err)}
 	}
@@ -112,7 +104,7 @@ func scoreOne(ctx context.Context, s Scorer, c *scorer.Case) (o Outcome) {
 
 // ValidateResult checks that a result's score and check scores are numbers
 // in [0,1].
-func ValidateResult(r *scorer.Result) error {
+func ValidateResult(r *sdk.Result) error {
 	if !unit(r.Score) {
 		return fmt.Errorf("invalid result: score %v is not in [0,1]", r.Score)
 	}

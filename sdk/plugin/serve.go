@@ -1,4 +1,4 @@
-package sdk
+package plugin
 
 import (
 	"encoding/json"
@@ -7,14 +7,12 @@ import (
 	"runtime/debug"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
+	goplugin "github.com/hashicorp/go-plugin"
 
-	"github.com/assay-eval/assay/pkg/batchrun"
+	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/batchrun"
 	"github.com/assay-eval/assay/sdk/internal/wire"
 )
-
-// SDKVersion is the version of this SDK, reported in every description.
-const SDKVersion = batchrun.SDKVersion
 
 // DescribeFlag makes a plugin binary print its description as JSON on
 // stdout and exit, without the go-plugin handshake.
@@ -26,7 +24,7 @@ const DescribeFlag = "--describe"
 // only its own case. Logs go to stderr as hclog JSON; stdout carries only the
 // handshake. Run with --describe, the binary prints its description as JSON
 // and exits instead.
-func Serve(s Scorer) {
+func Serve(s sdk.Scorer) {
 	desc := batchrun.Describe(s)
 	for _, a := range os.Args[1:] {
 		if a == DescribeFlag || a == "-describe" {
@@ -49,7 +47,7 @@ func Serve(s Scorer) {
 		JSONFormat: true,
 		Level:      hclog.Info,
 	})
-	plugin.Serve(&plugin.ServeConfig{
+	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: wire.Plugins(&wire.Plugin{Impl: s, Desc: desc, Logger: logger}),
 		GRPCServer:       wire.GRPCServerFunc,
@@ -57,7 +55,7 @@ func Serve(s Scorer) {
 	})
 }
 
-func writeDescription(w *os.File, d Description) error {
+func writeDescription(w *os.File, d sdk.Description) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(d)

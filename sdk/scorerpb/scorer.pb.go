@@ -1231,7 +1231,7 @@ const file_scorer_proto_rawDesc = "" +
 	"\aresults\x18\x01 \x03(\v2\x17.assay.scorer.v1.ResultR\aresults2\xa1\x01\n" +
 	"\x06Scorer\x12O\n" +
 	"\bDescribe\x12 .assay.scorer.v1.DescribeRequest\x1a!.assay.scorer.v1.DescribeResponse\x12F\n" +
-	"\x05Score\x12\x1d.assay.scorer.v1.ScoreRequest\x1a\x1e.assay.scorer.v1.ScoreResponseB*Z(github.com/assay-eval/assay/pkg/scorerpbb\x06proto3"
+	"\x05Score\x12\x1d.assay.scorer.v1.ScoreRequest\x1a\x1e.assay.scorer.v1.ScoreResponseB*Z(github.com/assay-eval/assay/sdk/scorerpbb\x06proto3"
 
 var (
 	file_scorer_proto_rawDescOnce sync.Once

@@ -1,4 +1,4 @@
-package companyos
+package sdk
 
 import (
 	"encoding/json"

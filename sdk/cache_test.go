@@ -1,4 +1,4 @@
-package memo
+package sdk
 
 import (
 	"runtime"
@@ -14,7 +14,7 @@ type snap struct{ n int }
 // build, even concurrently; another pointer gets its own.
 func TestCacheBuildsOncePerKey(t *testing.T) {
 	t.Parallel()
-	var c Cache[snap, int]
+	var c cache[snap, int]
 	var builds atomic.Int32
 	a, b := &snap{n: 1}, &snap{n: 2}
 	build := func(s *snap) int { builds.Add(1); return s.n * 10 }
@@ -44,7 +44,7 @@ func TestCacheBuildsOncePerKey(t *testing.T) {
 // drops its entry once the key is collected.
 func TestCacheForgetsCollectedKeys(t *testing.T) {
 	t.Parallel()
-	var c Cache[snap, []byte]
+	var c cache[snap, []byte]
 	func() {
 		s := &snap{n: 1}
 		c.Get(s, func(*snap) []byte { return make([]byte, 1<<10) })

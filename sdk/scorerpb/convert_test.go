@@ -8,38 +8,36 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/assay-eval/assay/pkg/companyos"
-	"github.com/assay-eval/assay/pkg/scorer"
-	"github.com/assay-eval/assay/pkg/scorerpb"
-	"github.com/assay-eval/assay/pkg/trace"
+	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
-var ignoreIndex = cmpopts.IgnoreUnexported(companyos.Snapshot{})
+var ignoreIndex = cmpopts.IgnoreUnexported(sdk.Snapshot{})
 
-func sampleCases() ([]*scorer.Case, *companyos.Snapshot, *companyos.Snapshot) {
+func sampleCases() ([]*sdk.Case, *sdk.Snapshot, *sdk.Snapshot) {
 	prio := 3.0
-	before := &companyos.Snapshot{Tasks: []companyos.Task{{ID: "t0", Title: "old"}}, CapturedAt: "2026-01-01T00:00:00Z"}
-	after := &companyos.Snapshot{
-		Tasks:  []companyos.Task{{ID: "t0", Title: "old"}, {ID: "t1", Title: "new", Priority: &prio, ContextNotes: []companyos.Note{{Text: "n"}}}},
-		Memory: []companyos.MemoryEntry{{ID: "m", Body: "b", Tags: []string{"x"}}},
+	before := &sdk.Snapshot{Tasks: []sdk.StateTask{{ID: "t0", Title: "old"}}, CapturedAt: "2026-01-01T00:00:00Z"}
+	after := &sdk.Snapshot{
+		Tasks:  []sdk.StateTask{{ID: "t0", Title: "old"}, {ID: "t1", Title: "new", Priority: &prio, ContextNotes: []sdk.Note{{Text: "n"}}}},
+		Memory: []sdk.MemoryEntry{{ID: "m", Body: "b", Tags: []string{"x"}}},
 	}
 	maxCalls := 4
 	start := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
-	turn := trace.Turn{
-		Events:     []trace.Event{{Line: 1, Type: "runtime", EventType: "tool_start", ToolName: "search"}, {Line: 2, Type: "raw", Text: "oops"}},
-		ToolCalls:  []trace.ToolCall{{Name: "search", Args: map[string]any{"q": "x", "n": 2.0}}, {Name: "noop", Args: map[string]any{}}},
+	turn := sdk.Turn{
+		Events:     []sdk.Event{{Line: 1, Type: "runtime", EventType: "tool_start", ToolName: "search"}, {Line: 2, Type: "raw", Text: "oops"}},
+		ToolCalls:  []sdk.ToolCall{{Name: "search", Args: map[string]any{"q": "x", "n": 2.0}}, {Name: "noop", Args: map[string]any{}}},
 		ToolEvents: 1, SubAgents: 1, Answer: "a", StreamedText: "s", TextLen: 2, Finalized: true, Error: true,
 		ErrorMessages: []string{"e"}, Phases: []string{"p"}, LoopIters: 3, TaskID: "t1", TaskAction: "create",
 	}
-	cases := []*scorer.Case{
+	cases := []*sdk.Case{
 		{
 			ID: "c1",
-			Task: scorer.Task{Label: "l", Persona: "p", Prompt: "do", KPIs: map[string]json.RawMessage{"k": json.RawMessage(`["a"]`)},
-				Safety: scorer.Safety{RequiresHuman: true, MaxToolCalls: &maxCalls}, ToolCatalog: []string{"search"}, SliceTags: []string{"s"}},
+			Task: sdk.Task{Label: "l", Persona: "p", Prompt: "do", KPIs: map[string]json.RawMessage{"k": json.RawMessage(`["a"]`)},
+				Safety: sdk.Safety{RequiresHuman: true, MaxToolCalls: &maxCalls}, ToolCatalog: []string{"search"}, SliceTags: []string{"s"}},
 			Turn: turn, StartedAt: start, FinishedAt: start.Add(time.Second), StateBefore: before, StateAfter: after,
-			Upstream: []scorer.Upstream{{Scorer: "tool_sequence", Result: scorer.Result{Score: 0.5, Checks: []scorer.Check{{KPI: "k", Score: 0.5, Evidence: []string{"e"}}}}}},
+			Upstream: []sdk.Upstream{{Scorer: "tool_sequence", Result: sdk.Result{Score: 0.5, Checks: []sdk.Check{{KPI: "k", Score: 0.5, Evidence: []string{"e"}}}}}},
 		},
-		{ID: "c2", Task: scorer.Task{Label: "l2"}, Turn: trace.Turn{ToolCalls: []trace.ToolCall{{Name: "x", Args: map[string]any{}}}}, StateBefore: before, StateAfter: after},
+		{ID: "c2", Task: sdk.Task{Label: "l2"}, Turn: sdk.Turn{ToolCalls: []sdk.ToolCall{{Name: "x", Args: map[string]any{}}}}, StateBefore: before, StateAfter: after},
 		{ID: "c3", StateAfter: before},
 	}
 	return cases, before, after
@@ -77,8 +75,8 @@ func TestDecodeUnknownRef(t *testing.T) {
 
 func TestDescriptionRoundTrip(t *testing.T) {
 	t.Parallel()
-	d := scorer.Description{ID: "x", Version: "1", SDKVersion: "2", Protocols: []int{1},
-		KPIs: []scorer.KPI{{Key: "k", ValueType: scorer.Bool, Description: "d", FailureTag: "tool_missing"}}, Needs: []scorer.Need{scorer.NeedTrace}}
+	d := sdk.Description{ID: "x", Version: "1", SDKVersion: "2", Protocols: []int{1},
+		KPIs: []sdk.KPI{{Key: "k", ValueType: sdk.Bool, Description: "d", FailureTag: "tool_missing"}}, Needs: []sdk.Need{sdk.NeedTrace}}
 	if diff := cmp.Diff(d, scorerpb.DescriptionFromProto(scorerpb.DescriptionToProto(d))); diff != "" {
 		t.Errorf("DescriptionFromProto(DescriptionToProto()) (-want +got):\n%s", diff)
 	}
@@ -86,7 +84,7 @@ func TestDescriptionRoundTrip(t *testing.T) {
 
 func TestResultRoundTrip(t *testing.T) {
 	t.Parallel()
-	r := &scorer.Result{Score: 0.5, Checks: []scorer.Check{{KPI: "k", Score: 1, Passed: true, Detail: "d", Evidence: []string{"e"}, FailureTag: "t"}},
+	r := &sdk.Result{Score: 0.5, Checks: []sdk.Check{{KPI: "k", Score: 1, Passed: true, Detail: "d", Evidence: []string{"e"}, FailureTag: "t"}},
 		FailureTags: []string{"t"}, Diagnostics: []string{"x"}}
 	got, err := scorerpb.ResultFromProto(scorerpb.ResultToProto("c", r, nil))
 	if err != nil || !cmp.Equal(r, got) {
@@ -107,42 +105,42 @@ func TestStripCase(t *testing.T) {
 	c := cases[0]
 	tests := []struct {
 		name  string
-		needs []scorer.Need
-		want  func() scorer.Case
+		needs []sdk.Need
+		want  func() sdk.Case
 	}{
-		{"trace", []scorer.Need{scorer.NeedTrace}, func() scorer.Case {
+		{"trace", []sdk.Need{sdk.NeedTrace}, func() sdk.Case {
 			w := *c
 			w.Turn.Events = nil // the per-line events only go to a scorer that needs events
 			w.StateBefore, w.StateAfter, w.Upstream = nil, nil, nil
 			return w
 		}},
-		{"trace and events", []scorer.Need{scorer.NeedTrace, scorer.NeedEvents}, func() scorer.Case {
+		{"trace and events", []sdk.Need{sdk.NeedTrace, sdk.NeedEvents}, func() sdk.Case {
 			w := *c
 			w.StateBefore, w.StateAfter, w.Upstream = nil, nil, nil
 			return w
 		}},
-		{"answer", []scorer.Need{scorer.NeedAnswer}, func() scorer.Case {
+		{"answer", []sdk.Need{sdk.NeedAnswer}, func() sdk.Case {
 			w := *c
-			w.Turn = trace.Turn{Answer: "a"}
+			w.Turn = sdk.Turn{Answer: "a"}
 			w.StateBefore, w.StateAfter, w.Upstream = nil, nil, nil
 			return w
 		}},
-		{"state", []scorer.Need{scorer.NeedStateBefore, scorer.NeedStateAfter}, func() scorer.Case {
+		{"state", []sdk.Need{sdk.NeedStateBefore, sdk.NeedStateAfter}, func() sdk.Case {
 			w := *c
-			w.Turn = trace.Turn{}
+			w.Turn = sdk.Turn{}
 			w.StateBefore, w.StateAfter, w.Upstream = before, after, nil
 			return w
 		}},
-		{"upstream", []scorer.Need{scorer.NeedUpstream}, func() scorer.Case {
+		{"upstream", []sdk.Need{sdk.NeedUpstream}, func() sdk.Case {
 			w := *c
-			w.Turn = trace.Turn{}
+			w.Turn = sdk.Turn{}
 			w.StateBefore, w.StateAfter = nil, nil
 			return w
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := scorerpb.StripCase(scorer.Description{Needs: tt.needs}, c)
+			got := scorerpb.StripCase(sdk.Description{Needs: tt.needs}, c)
 			if diff := cmp.Diff(tt.want(), *got, ignoreIndex); diff != "" {
 				t.Errorf("StripCase(%v) (-want +got):\n%s", tt.needs, diff)
 			}

@@ -1,4 +1,4 @@
-package trace
+package scorerpb
 
 import (
 	"encoding/json"

@@ -10,19 +10,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/assay-eval/assay/pkg/batchrun"
-	"github.com/assay-eval/assay/pkg/scorer"
-	"github.com/assay-eval/assay/pkg/scorerpb"
+	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/batchrun"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // byLabel scores each case by what its label asks for.
 type byLabel struct{ inFlight, peak *atomic.Int64 }
 
-func (byLabel) Describe() scorer.Description {
-	return scorer.Description{ID: "by_label", Version: "1", KPIs: []scorer.KPI{{Key: "k", ValueType: scorer.Bool}}}
+func (byLabel) Describe() sdk.Description {
+	return sdk.Description{ID: "by_label", Version: "1", KPIs: []sdk.KPI{{Key: "k", ValueType: sdk.Bool}}}
 }
 
-func (b byLabel) Score(ctx context.Context, c *scorer.Case) (*scorer.Result, error) {
+func (b byLabel) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	if b.inFlight != nil {
 		n := b.inFlight.Add(1)
 		defer b.inFlight.Add(-1)
@@ -41,21 +41,21 @@ func (b byLabel) Score(ctx context.Context, c *scorer.Case) (*scorer.Result, err
 	case "nil":
 		return nil, nil
 	case "high":
-		return &scorer.Result{Score: 1.5}, nil
+		return &sdk.Result{Score: 1.5}, nil
 	case "nan":
-		return &scorer.Result{Score: math.NaN()}, nil
+		return &sdk.Result{Score: math.NaN()}, nil
 	case "bad_check":
-		return &scorer.Result{Score: 1, Checks: []scorer.Check{{KPI: "k", Score: -0.1}}}, nil
+		return &sdk.Result{Score: 1, Checks: []sdk.Check{{KPI: "k", Score: -0.1}}}, nil
 	}
-	return &scorer.Result{Score: 0.25, Checks: []scorer.Check{{KPI: "k", Score: 0.25}}}, nil
+	return &sdk.Result{Score: 0.25, Checks: []sdk.Check{{KPI: "k", Score: 0.25}}}, nil
 }
 
 func TestScore(t *testing.T) {
 	t.Parallel()
 	labels := []string{"ok", "panic", "error", "nil", "high", "nan", "bad_check", "ok"}
-	var cases []*scorer.Case
+	var cases []*sdk.Case
 	for _, l := range labels {
-		cases = append(cases, &scorer.Case{ID: l, Task: scorer.Task{Label: l}})
+		cases = append(cases, &sdk.Case{ID: l, Task: sdk.Task{Label: l}})
 	}
 	outs := batchrun.Score(context.Background(), byLabel{}, cases, 0)
 	var got []string
@@ -85,7 +85,7 @@ func TestScoreCancelled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	outs := batchrun.Score(ctx, byLabel{}, []*scorer.Case{{ID: "a"}, {ID: "b"}, {ID: "c"}}, 0)
+	outs := batchrun.Score(ctx, byLabel{}, []*sdk.Case{{ID: "a"}, {ID: "b"}, {ID: "c"}}, 0)
 	for i, o := range outs {
 		if !errors.Is(o.Err, context.Canceled) {
 			t.Errorf("Score(cancelled)[%d].Err = %v, want context.Canceled", i, o.Err)
@@ -96,9 +96,9 @@ func TestScoreCancelled(t *testing.T) {
 func TestScoreBounded(t *testing.T) {
 	t.Parallel()
 	s := byLabel{inFlight: new(atomic.Int64), peak: new(atomic.Int64)}
-	cases := make([]*scorer.Case, 200)
+	cases := make([]*sdk.Case, 200)
 	for i := range cases {
-		cases[i] = &scorer.Case{ID: strings.Repeat("x", i+1)}
+		cases[i] = &sdk.Case{ID: strings.Repeat("x", i+1)}
 	}
 	for i, o := range batchrun.Score(context.Background(), s, cases, 0) {
 		if o.Err != nil || o.Result.Score != 0.25 {
@@ -113,7 +113,7 @@ func TestScoreBounded(t *testing.T) {
 func TestDescribeFillsSDKFields(t *testing.T) {
 	t.Parallel()
 	d := batchrun.Describe(byLabel{})
-	if d.SDKVersion != batchrun.SDKVersion || !cmp.Equal(d.Protocols, []int{scorerpb.ProtocolVersion}) {
-		t.Errorf("Describe() = %+v, want sdk_version %s and protocols [1]", d, batchrun.SDKVersion)
+	if d.SDKVersion != sdk.SDKVersion || !cmp.Equal(d.Protocols, []int{scorerpb.ProtocolVersion}) {
+		t.Errorf("Describe() = %+v, want sdk_version %s and protocols [1]", d, sdk.SDKVersion)
 	}
 }

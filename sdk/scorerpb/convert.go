@@ -7,13 +7,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/assay-eval/assay/pkg/companyos"
-	"github.com/assay-eval/assay/pkg/scorer"
-	"github.com/assay-eval/assay/pkg/trace"
+	"github.com/assay-eval/assay/sdk"
 )
 
 // DescriptionToProto converts a scorer description to its wire form.
-func DescriptionToProto(d scorer.Description) *DescribeResponse {
+func DescriptionToProto(d sdk.Description) *DescribeResponse {
 	out := &DescribeResponse{
 		Id:         string(d.ID),
 		Version:    d.Version,
@@ -34,33 +32,33 @@ func DescriptionToProto(d scorer.Description) *DescribeResponse {
 }
 
 // DescriptionFromProto converts a wire description to the model.
-func DescriptionFromProto(r *DescribeResponse) scorer.Description {
-	d := scorer.Description{
-		ID:         scorer.ID(r.GetId()),
+func DescriptionFromProto(r *DescribeResponse) sdk.Description {
+	d := sdk.Description{
+		ID:         sdk.ID(r.GetId()),
 		Version:    r.GetVersion(),
 		SDKVersion: r.GetSdkVersion(),
-		KPIs:       make([]scorer.KPI, len(r.GetKpis())),
-		Needs:      make([]scorer.Need, len(r.GetNeeds())),
+		KPIs:       make([]sdk.KPI, len(r.GetKpis())),
+		Needs:      make([]sdk.Need, len(r.GetNeeds())),
 	}
 	for _, p := range r.GetProtocols() {
 		d.Protocols = append(d.Protocols, int(p))
 	}
 	for i, k := range r.GetKpis() {
-		d.KPIs[i] = scorer.KPI{Key: k.GetKey(), ValueType: scorer.ValueType(k.GetValueType()), Description: k.GetDescription(), FailureTag: k.GetFailureTag()}
+		d.KPIs[i] = sdk.KPI{Key: k.GetKey(), ValueType: sdk.ValueType(k.GetValueType()), Description: k.GetDescription(), FailureTag: k.GetFailureTag()}
 	}
 	for i, n := range r.GetNeeds() {
-		d.Needs[i] = scorer.Need(n)
+		d.Needs[i] = sdk.Need(n)
 	}
 	return d
 }
 
 // EncodeScoreRequest converts a batch of cases to a request. Snapshots are
-// deduplicated by pointer: each distinct *companyos.Snapshot is encoded once
+// deduplicated by pointer: each distinct *sdk.Snapshot is encoded once
 // and referenced by every case that uses it.
-func EncodeScoreRequest(cases []*scorer.Case) (*ScoreRequest, error) {
+func EncodeScoreRequest(cases []*sdk.Case) (*ScoreRequest, error) {
 	req := &ScoreRequest{Cases: make([]*Case, len(cases))}
-	refs := map[*companyos.Snapshot]string{}
-	ref := func(s *companyos.Snapshot) (string, error) {
+	refs := map[*sdk.Snapshot]string{}
+	ref := func(s *sdk.Snapshot) (string, error) {
 		if s == nil {
 			return "", nil
 		}
@@ -93,17 +91,17 @@ func EncodeScoreRequest(cases []*scorer.Case) (*ScoreRequest, error) {
 }
 
 // DecodeScoreRequest converts a request to cases. Each snapshot is decoded
-// once; every case that references it shares the same *companyos.Snapshot.
-func DecodeScoreRequest(req *ScoreRequest) ([]*scorer.Case, error) {
-	snaps := make(map[string]*companyos.Snapshot, len(req.GetSnapshots()))
+// once; every case that references it shares the same *sdk.Snapshot.
+func DecodeScoreRequest(req *ScoreRequest) ([]*sdk.Case, error) {
+	snaps := make(map[string]*sdk.Snapshot, len(req.GetSnapshots()))
 	for _, s := range req.GetSnapshots() {
-		snap := &companyos.Snapshot{}
+		snap := &sdk.Snapshot{}
 		if err := json.Unmarshal(s.GetJson(), snap); err != nil {
 			return nil, fmt.Errorf("decoding snapshot %q: %w", s.GetRef(), err)
 		}
 		snaps[s.GetRef()] = snap
 	}
-	lookup := func(ref string) (*companyos.Snapshot, error) {
+	lookup := func(ref string) (*sdk.Snapshot, error) {
 		if ref == "" {
 			return nil, nil
 		}
@@ -113,7 +111,7 @@ func DecodeScoreRequest(req *ScoreRequest) ([]*scorer.Case, error) {
 		}
 		return s, nil
 	}
-	cases := make([]*scorer.Case, len(req.GetCases()))
+	cases := make([]*sdk.Case, len(req.GetCases()))
 	for i, pc := range req.GetCases() {
 		c, err := decodeCase(pc)
 		if err != nil {
@@ -130,7 +128,7 @@ func DecodeScoreRequest(req *ScoreRequest) ([]*scorer.Case, error) {
 	return cases, nil
 }
 
-func encodeCase(c *scorer.Case) (*Case, error) {
+func encodeCase(c *sdk.Case) (*Case, error) {
 	turn, err := encodeTurn(&c.Turn)
 	if err != nil {
 		return nil, err
@@ -148,12 +146,12 @@ func encodeCase(c *scorer.Case) (*Case, error) {
 	return pc, nil
 }
 
-func decodeCase(pc *Case) (*scorer.Case, error) {
+func decodeCase(pc *Case) (*sdk.Case, error) {
 	turn, err := decodeTurn(pc.GetTurn())
 	if err != nil {
 		return nil, err
 	}
-	c := &scorer.Case{
+	c := &sdk.Case{
 		ID:         pc.GetId(),
 		Task:       decodeTask(pc.GetTask()),
 		Turn:       turn,
@@ -165,7 +163,7 @@ func decodeCase(pc *Case) (*scorer.Case, error) {
 		if err != nil {
 			return nil, fmt.Errorf("upstream %q carries an error: %w", u.GetScorer(), err)
 		}
-		c.Upstream = append(c.Upstream, scorer.Upstream{Scorer: scorer.ID(u.GetScorer()), Result: *r})
+		c.Upstream = append(c.Upstream, sdk.Upstream{Scorer: sdk.ID(u.GetScorer()), Result: *r})
 	}
 	return c, nil
 }
@@ -184,7 +182,7 @@ func fromUnixNano(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-func encodeTask(t *scorer.Task) *Task {
+func encodeTask(t *sdk.Task) *Task {
 	pt := &Task{
 		Label:       t.Label,
 		Persona:     t.Persona,
@@ -206,12 +204,12 @@ func encodeTask(t *scorer.Task) *Task {
 	return pt
 }
 
-func decodeTask(pt *Task) scorer.Task {
-	t := scorer.Task{
+func decodeTask(pt *Task) sdk.Task {
+	t := sdk.Task{
 		Label:       pt.GetLabel(),
 		Persona:     pt.GetPersona(),
 		Prompt:      pt.GetPrompt(),
-		Safety:      scorer.Safety{RequiresHuman: pt.GetSafety().GetRequiresHuman()},
+		Safety:      sdk.Safety{RequiresHuman: pt.GetSafety().GetRequiresHuman()},
 		ToolCatalog: pt.GetToolCatalog(),
 		SliceTags:   pt.GetSliceTags(),
 	}
@@ -228,7 +226,7 @@ func decodeTask(pt *Task) scorer.Task {
 	return t
 }
 
-func encodeTurn(t *trace.Turn) (*Turn, error) {
+func encodeTurn(t *sdk.Turn) (*Turn, error) {
 	pt := &Turn{
 		ToolEvents:    int32(t.ToolEvents),
 		SubAgents:     int32(t.SubAgents),
@@ -258,7 +256,7 @@ func encodeTurn(t *trace.Turn) (*Turn, error) {
 		for i, tc := range t.ToolCalls {
 			calls[i].Name = tc.Name
 			if len(tc.Args) > 0 {
-				b, err := trace.AppendArgs(nil, tc.Args)
+				b, err := AppendArgs(nil, tc.Args)
 				if err != nil {
 					return nil, fmt.Errorf("encoding args of tool call %d (%s): %w", i, tc.Name, err)
 				}
@@ -270,8 +268,8 @@ func encodeTurn(t *trace.Turn) (*Turn, error) {
 	return pt, nil
 }
 
-func decodeTurn(pt *Turn) (trace.Turn, error) {
-	t := trace.Turn{
+func decodeTurn(pt *Turn) (sdk.Turn, error) {
+	t := sdk.Turn{
 		ToolEvents:    int(pt.GetToolEvents()),
 		SubAgents:     int(pt.GetSubAgents()),
 		Answer:        pt.GetAnswer(),
@@ -286,22 +284,22 @@ func decodeTurn(pt *Turn) (trace.Turn, error) {
 		TaskAction:    pt.GetTaskAction(),
 	}
 	if evs := pt.GetEvents(); len(evs) > 0 {
-		t.Events = make([]trace.Event, len(evs))
+		t.Events = make([]sdk.Event, len(evs))
 		for i, e := range evs {
-			t.Events[i] = trace.Event{Line: int(e.GetLine()), Type: e.GetType(), Phase: e.GetPhase(), EventType: e.GetEventType(), ToolName: e.GetToolName(), Text: e.GetText()}
+			t.Events[i] = sdk.Event{Line: int(e.GetLine()), Type: e.GetType(), Phase: e.GetPhase(), EventType: e.GetEventType(), ToolName: e.GetToolName(), Text: e.GetText()}
 		}
 	}
 	if calls := pt.GetToolCalls(); len(calls) > 0 {
-		t.ToolCalls = make([]trace.ToolCall, len(calls))
+		t.ToolCalls = make([]sdk.ToolCall, len(calls))
 		for i, tc := range calls {
 			args := map[string]any{}
 			if b := tc.GetArgsJson(); len(b) > 0 {
 				var err error
-				if args, err = trace.ParseArgs(b); err != nil {
-					return trace.Turn{}, fmt.Errorf("decoding args of tool call %d (%s): %w", i, tc.GetName(), err)
+				if args, err = ParseArgs(b); err != nil {
+					return sdk.Turn{}, fmt.Errorf("decoding args of tool call %d (%s): %w", i, tc.GetName(), err)
 				}
 			}
-			t.ToolCalls[i] = trace.ToolCall{Name: tc.GetName(), Args: args}
+			t.ToolCalls[i] = sdk.ToolCall{Name: tc.GetName(), Args: args}
 		}
 	}
 	return t, nil
@@ -309,7 +307,7 @@ func decodeTurn(pt *Turn) (trace.Turn, error) {
 
 // ResultToProto converts a scorer's answer for one case to its wire form. A
 // non-nil err is sent as the result's error and r is ignored.
-func ResultToProto(caseID string, r *scorer.Result, err error) *Result {
+func ResultToProto(caseID string, r *sdk.Result, err error) *Result {
 	if err != nil {
 		msg := err.Error()
 		if msg == "" {
@@ -339,21 +337,21 @@ func ResultToProto(caseID string, r *scorer.Result, err error) *Result {
 
 // ResultFromProto converts a wire result to the model. A result whose error
 // is set returns that error and no result.
-func ResultFromProto(r *Result) (*scorer.Result, error) {
+func ResultFromProto(r *Result) (*sdk.Result, error) {
 	if r == nil {
 		return nil, errors.New("no result")
 	}
 	if r.GetError() != "" {
 		return nil, errors.New(r.GetError())
 	}
-	out := &scorer.Result{
+	out := &sdk.Result{
 		Score:       r.GetScore(),
-		Checks:      make([]scorer.Check, len(r.GetChecks())),
+		Checks:      make([]sdk.Check, len(r.GetChecks())),
 		FailureTags: r.GetFailureTags(),
 		Diagnostics: r.GetDiagnostics(),
 	}
 	for i, c := range r.GetChecks() {
-		out.Checks[i] = scorer.Check{KPI: c.GetKpi(), Score: c.GetScore(), Passed: c.GetPassed(), Detail: c.GetDetail(), Evidence: c.GetEvidence(), FailureTag: c.GetFailureTag()}
+		out.Checks[i] = sdk.Check{KPI: c.GetKpi(), Score: c.GetScore(), Passed: c.GetPassed(), Detail: c.GetDetail(), Evidence: c.GetEvidence(), FailureTag: c.GetFailureTag()}
 	}
 	return out, nil
 }
@@ -363,24 +361,24 @@ func ResultFromProto(r *Result) (*scorer.Result, error) {
 // (the whole turn, events included), answer (only Turn.Answer), state_before,
 // state_after, upstream. The task and the case's times are always kept. This
 // is what a scorer is sent, in-process or not.
-func StripCase(d scorer.Description, c *scorer.Case) *scorer.Case {
+func StripCase(d sdk.Description, c *sdk.Case) *sdk.Case {
 	out := *c
 	switch {
-	case d.NeedsPart(scorer.NeedEvents):
-	case d.NeedsPart(scorer.NeedTrace):
+	case d.NeedsPart(sdk.NeedEvents):
+	case d.NeedsPart(sdk.NeedTrace):
 		out.Turn.Events = nil
-	case d.NeedsPart(scorer.NeedAnswer):
-		out.Turn = trace.Turn{Answer: c.Turn.Answer}
+	case d.NeedsPart(sdk.NeedAnswer):
+		out.Turn = sdk.Turn{Answer: c.Turn.Answer}
 	default:
-		out.Turn = trace.Turn{}
+		out.Turn = sdk.Turn{}
 	}
-	if !d.NeedsPart(scorer.NeedStateBefore) {
+	if !d.NeedsPart(sdk.NeedStateBefore) {
 		out.StateBefore = nil
 	}
-	if !d.NeedsPart(scorer.NeedStateAfter) {
+	if !d.NeedsPart(sdk.NeedStateAfter) {
 		out.StateAfter = nil
 	}
-	if !d.NeedsPart(scorer.NeedUpstream) {
+	if !d.NeedsPart(sdk.NeedUpstream) {
 		out.Upstream = nil
 	}
 	return &out
