@@ -19,14 +19,15 @@ import (
 func (a *app) pluginsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plugins",
-		Usage: "list, register and check scorer plugin binaries",
-		UsageText: `assay plugins list | register BIN... | conformance BIN
+		Usage: "list, register, check and scaffold scorer plugins",
+		UsageText: `assay plugins list | register BIN... | conformance BIN | new ID [--dir DIR]
 
 Example:
+  assay plugins new ticket_linked --dir ./ticket_linked
   assay plugins list
   assay plugins register ./assay-scorer-ticket_linked
   assay plugins conformance ./assay-scorer-ticket_linked`,
-		Subcommands: []*cli.Command{a.pluginsListCommand(), a.pluginsRegisterCommand(), a.pluginsConformanceCommand()},
+		Subcommands: []*cli.Command{a.pluginsListCommand(), a.pluginsRegisterCommand(), a.pluginsConformanceCommand(), a.pluginsNewCommand()},
 	}
 }
 
