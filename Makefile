@@ -48,6 +48,7 @@ fuzz-list:
 ## set ASSAY_TEST_POSTGRES_URL to include Postgres), into bin/bench.txt
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 $$($(GO) list ./... | grep -v /e2e) | tee $(BIN)/bench.txt
+	cd sdk && $(GO) test -run '^$$' -bench . -benchmem -count 1 ./... | tee -a ../$(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./e2e | tee -a $(BIN)/bench.txt
 
 ## demo: build everything and verify the bundled example runs against SQLite
