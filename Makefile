@@ -23,19 +23,23 @@ build:
 	done
 	$(BIN)/assay --plugin-dir $(BIN)/plugins plugins register $(addprefix $(BIN)/plugins/assay-scorer-,$(PLUGINS))
 
-## test: vet, then every test with the race detector (what .ci/run runs)
+## test: vet, then every test with the race detector, in the host module and
+## in the SDK module (sdk/, its own go.mod) (what .ci/run runs)
 test:
 	$(GO) vet ./...
+	cd sdk && $(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
+	cd sdk && $(GO) test -race -timeout 15m ./...
 
 ## fuzz: run every Fuzz* function in the tree for FUZZTIME each (the list is
 ## derived by fuzz-list, never written by hand; e2e checks it finds them all),
 ## minimizing a new input for at most FUZZMINIMIZETIME
 fuzz:
 	@set -e; for t in $$($(MAKE) -s --no-print-directory fuzz-list); do \
-		pkg=$${t%:*}; fn=$${t#*:}; \
-		echo "$(GO) test $$pkg -run '^$$' -fuzz '^$$fn\$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)"; \
-		$(GO) test $$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME); \
+		pkg=$${t%:*}; fn=$${t#*:}; dir=.; \
+		case $$pkg in ./sdk/*) dir=sdk; pkg=./$${pkg#./sdk/};; esac; \
+		echo "(cd $$dir && $(GO) test $$pkg -run '^$$' -fuzz '^$$fn\$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME))"; \
+		(cd $$dir && $(GO) test $$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)); \
 	done
 
 ## fuzz-list: every fuzz target as ./pkg/dir:FuzzName, one a line
@@ -48,6 +52,7 @@ fuzz-list:
 ## set ASSAY_TEST_POSTGRES_URL to include Postgres), into bin/bench.txt
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 $$($(GO) list ./... | grep -v /e2e) | tee $(BIN)/bench.txt
+	cd sdk && $(GO) test -run '^$$' -bench . -benchmem -count 1 ./... | tee -a ../$(BIN)/bench.txt
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./e2e | tee -a $(BIN)/bench.txt
 
 ## demo: build everything and verify the bundled example runs against SQLite
@@ -62,7 +67,7 @@ demo: build
 ## proto: regenerate the Go protocol code from proto/ (needs protoc, protoc-gen-go,
 ## protoc-gen-go-grpc; see DEVELOPERS.md). Where the code goes is PROTO_OUT.
 PROTO_SRC  := proto/assay/scorer/v1
-PROTO_OUT  := pkg/scorerpb
+PROTO_OUT  := sdk/scorerpb
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 proto:
@@ -87,6 +92,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
 		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd sdk && $(GO) vet ./...
 
 clean:
 	rm -rf $(BIN)

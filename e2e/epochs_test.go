@@ -52,17 +52,6 @@ func epochRun(t *testing.T, dir string, from ...string) string {
 	return run
 }
 
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 type epochSummary struct {
 	Candidates []struct {
 		Candidate  string             `json:"candidate"`

@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/assay-eval/assay/plugins/answerkeywords"
-	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
-func main() { sdk.Serve(answerkeywords.New()) }
+func main() { plugin.Serve(answerkeywords.New()) }

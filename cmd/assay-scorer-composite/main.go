@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/assay-eval/assay/plugins/composite"
-	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
-func main() { sdk.Serve(composite.New()) }
+func main() { plugin.Serve(composite.New()) }

@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/assay-eval/assay/plugins/memorygrounding"
-	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
-func main() { sdk.Serve(memorygrounding.New()) }
+func main() { plugin.Serve(memorygrounding.New()) }

@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/assay-eval/assay/plugins/taskstate"
-	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
-func main() { sdk.Serve(taskstate.New()) }
+func main() { plugin.Serve(taskstate.New()) }

@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/assay-eval/assay/plugins/toolsequence"
-	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
-func main() { sdk.Serve(toolsequence.New()) }
+func main() { plugin.Serve(toolsequence.New()) }

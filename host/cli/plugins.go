@@ -19,14 +19,15 @@ import (
 func (a *app) pluginsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plugins",
-		Usage: "list, register and check scorer plugin binaries",
-		UsageText: `assay plugins list | register BIN... | conformance BIN
+		Usage: "list, register, check and scaffold scorer plugins",
+		UsageText: `assay plugins list | register BIN... | conformance BIN | new ID [--dir DIR]
 
 Example:
+  assay plugins new ticket_linked --dir ./ticket_linked
   assay plugins list
   assay plugins register ./assay-scorer-ticket_linked
   assay plugins conformance ./assay-scorer-ticket_linked`,
-		Subcommands: []*cli.Command{a.pluginsListCommand(), a.pluginsRegisterCommand(), a.pluginsConformanceCommand()},
+		Subcommands: []*cli.Command{a.pluginsListCommand(), a.pluginsRegisterCommand(), a.pluginsConformanceCommand(), a.pluginsNewCommand()},
 	}
 }
 
@@ -58,7 +59,7 @@ func (a *app) pluginsList(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return invalidf("plugins list: takes no arguments, got %q", c.Args().Slice())
 	}
-	m, err := pluginhost.LoadManifest(c.String(flagPluginDir))
+	m, err := pluginhost.LoadManifest(pluginDir(c))
 	if err != nil {
 		return hostErr(fmt.Errorf("plugins list: %w", err))
 	}
@@ -151,7 +152,7 @@ func (a *app) pluginsRegister(c *cli.Context) error {
 				bin, pluginhost.BinaryPrefix, pluginhost.BinaryPrefix)
 		}
 	}
-	m, err := pluginhost.LoadManifest(c.String(flagPluginDir))
+	m, err := pluginhost.LoadManifest(pluginDir(c))
 	if err != nil {
 		return hostErr(fmt.Errorf("plugins register: %w", err))
 	}
@@ -174,9 +175,12 @@ func (a *app) pluginsConformanceCommand() *cli.Command {
 		Name:  "conformance",
 		Usage: "run the SDK's conformance checks against a plugin binary",
 		Description: `Launches BIN as the host does and checks: a valid description, every
-score in [0,1], checks naming only declared KPI keys, deterministic results,
-a cancelled context honoured, concurrent batches safe. Prints each check as
-ok or FAIL with its problems; exits 0 when all pass, 1 otherwise.`,
+score in [0,1] (never NaN), checks naming only declared KPI keys, a failed
+check carrying its KPI's declared failure tag and that tag reaching the
+result, a task setting none of the KPI keys not scored as a pass,
+deterministic results, a cancelled context honoured, concurrent batches safe.
+Prints each check as ok or FAIL with its problems and what to change; exits
+0 when all pass, 1 otherwise.`,
 		UsageText: `assay plugins conformance BIN
 
 Example:
@@ -206,6 +210,9 @@ func (a *app) pluginsConformance(c *cli.Context) error {
 		fmt.Fprintf(a.stdout, "FAIL  %s\n", r.Name)
 		for _, p := range r.Problems {
 			fmt.Fprintf(a.stdout, "      %s\n", p)
+		}
+		if r.Fix != "" {
+			fmt.Fprintf(a.stdout, "      what to change: %s\n", r.Fix)
 		}
 	}
 	if !rep.OK() {

@@ -74,8 +74,8 @@ func TestPluginsCommands(t *testing.T) {
 	}
 
 	code, out, _ = pluginsMain("plugins", "conformance", bin)
-	if code != ExitOK || strings.Contains(out, "FAIL") || strings.Count(out, "ok ") != 6 {
-		t.Errorf("plugins conformance = exit %d, %q; want six ok lines and exit 0", code, out)
+	if code != ExitOK || strings.Contains(out, "FAIL") || strings.Count(out, "ok ") != 8 {
+		t.Errorf("plugins conformance = exit %d, %q; want eight ok lines and exit 0", code, out)
 	}
 
 	f, err := os.OpenFile(bin, os.O_APPEND|os.O_WRONLY, 0)

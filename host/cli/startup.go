@@ -38,12 +38,29 @@ func (r *runtime) close() error {
 func startupConfigOf(c *cli.Context, createDB bool) invariant.Config {
 	path, _ := schemaFile(c)
 	return invariant.Config{
-		PluginDir:  c.String(flagPluginDir),
+		PluginDir:  pluginDir(c),
 		SchemaPath: path,
 		DSN:        c.String(flagDB),
 		CreateDB:   createDB,
 		DBOptions:  dbOptions(c),
 	}
+}
+
+// pluginDir is the plugin directory in use: --plugin-dir (ASSAY_PLUGIN_DIR)
+// when given, else a plugins/ folder beside the assay binary when it holds a
+// manifest (an installed assay), else the flag's default, bin/plugins, as
+// `make build` lays it out (docs/plugins.md, "Where assay finds plugins").
+func pluginDir(c *cli.Context) string {
+	if c.IsSet(flagPluginDir) {
+		return c.String(flagPluginDir)
+	}
+	if exe, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(exe), "plugins")
+		if _, err := os.Stat(filepath.Join(beside, pluginhost.ManifestFile)); err == nil {
+			return beside
+		}
+	}
+	return c.String(flagPluginDir)
 }
 
 // installedSchemaFile is the schema `assay scorers sync` keeps beside the
@@ -58,7 +75,7 @@ func schemaFile(c *cli.Context) (path string, explicit bool) {
 	if p := c.String(flagSchema); p != "" {
 		return p, true
 	}
-	p := filepath.Join(c.String(flagPluginDir), installedSchemaFile)
+	p := filepath.Join(pluginDir(c), installedSchemaFile)
 	if _, err := os.Stat(p); err == nil {
 		return p, false
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -31,6 +32,15 @@ type Places struct {
 	Manifest ManifestPlace
 	Schema   SchemaPlace
 	DB       DBPlace
+}
+
+// NoManifestError is a plugin directory without a manifest file.
+type NoManifestError struct {
+	Path string // the absolute path of the manifest that is missing
+}
+
+func (e *NoManifestError) Error() string {
+	return fmt.Sprintf("no plugin manifest at %s (set --plugin-dir or ASSAY_PLUGIN_DIR, or run `make build`)", e.Path)
 }
 
 // ManifestPlace is the plugin manifest, the source of the scorer set.
@@ -116,6 +126,17 @@ func Load(ctx context.Context, cfg Config) *Places {
 
 func loadManifest(dir string) ManifestPlace {
 	p := ManifestPlace{Dir: dir}
+	path := filepath.Join(dir, pluginhost.ManifestFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		// Without a manifest there is no scorer set to compare: saying so
+		// beats listing every schema scorer as "no plugin" and advising a
+		// sync that would drop them all.
+		if abs, aerr := filepath.Abs(path); aerr == nil {
+			path = abs
+		}
+		p.Err = &NoManifestError{Path: path}
+		return p
+	}
 	m, err := pluginhost.LoadManifest(dir)
 	if err != nil {
 		p.Err = fmt.Errorf("plugin manifest in %s: %w", dir, err)

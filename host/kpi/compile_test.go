@@ -256,13 +256,13 @@ func TestEnvDeclaresTypes(t *testing.T) {
 	// appears only where values really are free-form (KPI values, tool args).
 	tests := []struct{ expr, typ string }{
 		{"turn", "kpi.Turn"},
-		{"turn.tool_calls", "list(trace.ToolCall)"},
+		{"turn.tool_calls", "list(sdk.ToolCall)"},
 		{"turn.tool_calls[0].args", "map(string, dyn)"},
-		{"turn.events[0]", "trace.Event"},
+		{"turn.events[0]", "sdk.Event"},
 		{"turn.latency_s", "double"},
 		{"task.kpis", "map(string, dyn)"},
 		{"state.tasks[0].priority", "double"},
-		{"before.tasks[0].context_notes", "list(companyos.Note)"},
+		{"before.tasks[0].context_notes", "list(sdk.Note)"},
 		{"state.memory[0].tags", "list(string)"},
 		{"scorer.checks", "map(string, double)"},
 	}

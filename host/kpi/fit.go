@@ -2,7 +2,7 @@ package kpi
 
 import (
 	"github.com/assay-eval/assay/pkg/companyos"
-	"github.com/assay-eval/assay/pkg/memo"
+	"github.com/assay-eval/assay/sdk"
 )
 
 // A turn fits when every input is within the sizes the load-time estimate
@@ -111,7 +111,7 @@ func scorerFits(s *Scorer) bool {
 
 // fitCache holds snapshotFits per snapshot, so that a snapshot shared by a
 // batch's turns is walked once; a Set keeps one.
-type fitCache = memo.Cache[companyos.Snapshot, bool]
+type fitCache = sdk.SnapshotCache[bool]
 
 // snapshotFits reports whether s fits both as state and as before (their
 // bounds are the same). A nil cache walks s every time.

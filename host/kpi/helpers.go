@@ -37,7 +37,7 @@ var (
 	listString   = cel.ListType(cel.StringType)
 	listDouble   = cel.ListType(cel.DoubleType)
 	listInt      = cel.ListType(cel.IntType)
-	listToolCall = cel.ListType(cel.ObjectType("trace.ToolCall"))
+	listToolCall = cel.ListType(cel.ObjectType("sdk.ToolCall"))
 )
 
 // helpers declares the assay helper functions and their cost models. Every

@@ -8,9 +8,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorer"
-	"github.com/assay-eval/assay/pkg/scorerpb"
+	"github.com/assay-eval/assay/sdk/batchrun"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // Defaults for the Host's timeouts and restart backoff.

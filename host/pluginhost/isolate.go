@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/sdk/batchrun"
 )
 
 // How the host isolates the cases of a lost batch (docs/plugins.md).

@@ -14,8 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assay-eval/assay/host/pluginhost"
-	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/sdk/batchrun"
 )
 
 // scoreConcurrently scores batches[g] from goroutine g, all at once, and

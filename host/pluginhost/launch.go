@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/assay-eval/assay/pkg/scorer"
-	"github.com/assay-eval/assay/pkg/scorerpb"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // maxMessage is the largest gRPC message either side accepts: a batch

@@ -13,9 +13,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/scorer"
-	"github.com/assay-eval/assay/pkg/scorerpb"
+	"github.com/assay-eval/assay/sdk/batchrun"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // proc keeps one plugin process for a manifest entry, launching it on first

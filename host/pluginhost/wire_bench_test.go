@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/assay-eval/assay/pkg/scorerpb"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // BenchmarkWire64 measures the wire cost of one 64-case batch of

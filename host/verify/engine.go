@@ -23,12 +23,12 @@ import (
 	"github.com/assay-eval/assay/host/score"
 	"github.com/assay-eval/assay/host/state"
 	"github.com/assay-eval/assay/host/store"
-	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/companyos"
 	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/assay-eval/assay/pkg/excerpt"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/pkg/trace"
+	"github.com/assay-eval/assay/sdk/batchrun"
 )
 
 // Scorers scores batches of cases; *pluginhost.Host is one.

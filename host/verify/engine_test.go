@@ -16,11 +16,11 @@ import (
 	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/host/score"
 	"github.com/assay-eval/assay/host/store"
-	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/plugins/builtin"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/batchrun"
 )
 
 const fixtures = "../../testdata/fixtures"

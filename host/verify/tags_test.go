@@ -11,9 +11,9 @@ import (
 
 	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/host/score"
-	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/sdk/batchrun"
 )
 
 // scripted answers every case of a scorer with that scorer's script and

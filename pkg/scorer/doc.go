@@ -1,6 +1,6 @@
-// Package scorer is the model shared by the host and the SDK: what a scorer
-// declares about itself (Description), what it is asked to score (Case) and
-// what it answers (Result). Plugin authors see these types through package
-// sdk; the host uses them directly. Package scorerpb converts them to and from
-// the wire.
+// Package scorer gives the host short names for the model it shares with
+// scorer plugins: what a scorer declares about itself (Description), what it
+// is asked to score (Case) and what it answers (Result). The types are
+// package sdk's, defined and documented in the SDK module; package
+// sdk/scorerpb converts them to and from the wire.
 package scorer

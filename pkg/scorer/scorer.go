@@ -1,149 +1,41 @@
 package scorer
 
-import (
-	"encoding/json"
-	"time"
+import "github.com/assay-eval/assay/sdk"
 
-	"github.com/assay-eval/assay/pkg/companyos"
-	"github.com/assay-eval/assay/pkg/trace"
+// The host's names for the SDK's model. The types are defined, with their
+// fields documented, in package sdk (the SDK module); the host uses them as
+// they are, so what a scorer is sent is what the host built.
+type (
+	ID          = sdk.ID
+	Need        = sdk.Need
+	ValueType   = sdk.ValueType
+	KPI         = sdk.KPI
+	Description = sdk.Description
+	Safety      = sdk.Safety
+	Task        = sdk.Task
+	Upstream    = sdk.Upstream
+	Case        = sdk.Case
+	Check       = sdk.Check
+	Result      = sdk.Result
 )
 
-// ID names a scorer. It is snake_case and spelled the same in the manifest,
-// the pack YAML, the schema enum, the DB CHECK and the binary name
-// (assay-scorer-<id>).
-type ID string
-
-// Need is a part of a case a scorer reads. The host sends only what a scorer
-// declares.
-type Need string
-
+// Needs a scorer may declare.
 const (
-	NeedTrace       Need = "trace"
-	NeedAnswer      Need = "answer"
-	NeedStateBefore Need = "state_before"
-	NeedStateAfter  Need = "state_after"
-	NeedUpstream    Need = "upstream"
-	// NeedEvents adds the trace's per-line events (Turn.Events) to what
-	// NeedTrace sends. Most scorers read the derived turn (tool calls,
-	// answer, phases) and never the line-by-line events, which are most of a
-	// trace's bytes, so they are sent only to a scorer that asks.
-	NeedEvents Need = "events"
+	NeedTrace       = sdk.NeedTrace
+	NeedAnswer      = sdk.NeedAnswer
+	NeedStateBefore = sdk.NeedStateBefore
+	NeedStateAfter  = sdk.NeedStateAfter
+	NeedUpstream    = sdk.NeedUpstream
+	NeedEvents      = sdk.NeedEvents
 )
 
-// ValueType is the type of a KPI value in a pack, checked at pack load.
-type ValueType string
-
+// KPI value types.
 const (
-	Bool          ValueType = "bool"            // true / false
-	Number        ValueType = "number"          // any number
-	Integer       ValueType = "integer"         // a whole number
-	String        ValueType = "string"          // a string
-	StringList    ValueType = "string_list"     // a list of strings
-	StringListMap ValueType = "string_list_map" // a map of string -> list of strings
-	Any           ValueType = "any"             // anything; the scorer checks it
+	Bool          = sdk.Bool
+	Number        = sdk.Number
+	Integer       = sdk.Integer
+	String        = sdk.String
+	StringList    = sdk.StringList
+	StringListMap = sdk.StringListMap
+	Any           = sdk.Any
 )
-
-// KPI is one KPI key a scorer understands.
-type KPI struct {
-	Key         string    `json:"key"`
-	ValueType   ValueType `json:"value_type"`
-	Description string    `json:"description,omitempty"`
-	FailureTag  string    `json:"failure_tag,omitempty"` // the tag a failed check of this key carries
-}
-
-// Description is what a scorer says about itself. It is constant.
-type Description struct {
-	ID         ID     `json:"id"`
-	Version    string `json:"version"`
-	SDKVersion string `json:"sdk_version,omitempty"` // filled in by the SDK
-	Protocols  []int  `json:"protocols,omitempty"`   // filled in by the SDK
-	KPIs       []KPI  `json:"kpis"`
-	Needs      []Need `json:"needs"`
-}
-
-// Declares reports whether the description declares KPI key k.
-func (d Description) Declares(k string) bool {
-	for _, kpi := range d.KPIs {
-		if kpi.Key == k {
-			return true
-		}
-	}
-	return false
-}
-
-// NeedsPart reports whether the description declares need n.
-func (d Description) NeedsPart(n Need) bool {
-	for _, x := range d.Needs {
-		if x == n {
-			return true
-		}
-	}
-	return false
-}
-
-// Safety is a task's safety block.
-type Safety struct {
-	RequiresHuman bool `json:"requires_human"`
-	MaxToolCalls  *int `json:"max_tool_calls,omitempty"`
-}
-
-// Task is the pack task a case belongs to, as a scorer sees it.
-type Task struct {
-	Label       string                     `json:"label"`
-	Persona     string                     `json:"persona"`
-	Prompt      string                     `json:"prompt,omitempty"`
-	KPIs        map[string]json.RawMessage `json:"kpis"`
-	Safety      Safety                     `json:"safety"`
-	ToolCatalog []string                   `json:"tool_catalog,omitempty"` // the pack's and the task's tool_catalog, merged
-	SliceTags   []string                   `json:"slice_tags,omitempty"`
-}
-
-// KPI decodes the value of KPI key k into v. It reports false when the task
-// does not set k.
-func (t *Task) KPI(k string, v any) (bool, error) {
-	raw, ok := t.KPIs[k]
-	if !ok {
-		return false, nil
-	}
-	return true, json.Unmarshal(raw, v)
-}
-
-// Upstream is the result another scorer gave the same case (for composite).
-type Upstream struct {
-	Scorer ID     `json:"scorer"`
-	Result Result `json:"result"`
-}
-
-// Case is one turn to score. Parts the scorer did not declare in Needs are
-// left empty by the host. Cases of one batch that share a snapshot share the
-// same *companyos.Snapshot, so a scorer may index it once (sdk.SnapshotCache).
-type Case struct {
-	ID          string              `json:"id"` // unique within a batch
-	Task        Task                `json:"task"`
-	Turn        trace.Turn          `json:"turn"`
-	StartedAt   time.Time           `json:"started_at,omitzero"`
-	FinishedAt  time.Time           `json:"finished_at,omitzero"`
-	StateBefore *companyos.Snapshot `json:"state_before,omitempty"`
-	StateAfter  *companyos.Snapshot `json:"state_after,omitempty"`
-	Upstream    []Upstream          `json:"upstream,omitempty"`
-}
-
-// Check is one KPI check and how it went.
-type Check struct {
-	KPI        string   `json:"kpi"`
-	Score      float64  `json:"score"` // in [0,1]
-	Passed     bool     `json:"passed"`
-	Detail     string   `json:"detail"`
-	Evidence   []string `json:"evidence,omitempty"`
-	FailureTag string   `json:"failure_tag,omitempty"` // set when the check failed and has a tag
-}
-
-// Result is a scorer's answer for one case. Problems with the input (a KPI
-// value the scorer cannot use, a missing snapshot) are Diagnostics; a scorer
-// that cannot score at all returns an error instead.
-type Result struct {
-	Score       float64  `json:"score"` // in [0,1]
-	Checks      []Check  `json:"checks"`
-	FailureTags []string `json:"failure_tags,omitempty"`
-	Diagnostics []string `json:"diagnostics,omitempty"`
-}

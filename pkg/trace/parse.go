@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/pkg/diag"
+
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // MaxLineBytes is the longest trace line Parse reads. A longer line is
@@ -618,7 +620,7 @@ func decodeArgs(b []byte, v span) map[string]any {
 		m = bytes.TrimSpace([]byte(stringValue(b, v)))
 	}
 	if len(m) > 0 && m[0] == '{' {
-		if obj, err := ParseArgs(m); err == nil && obj != nil {
+		if obj, err := scorerpb.ParseArgs(m); err == nil && obj != nil {
 			return obj
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/assay-eval/assay/plugins/internal/grade"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/grade"
 )
 
 // KPI keys.

@@ -16,9 +16,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/assay-eval/assay/pkg/scorerpb"
 	"github.com/assay-eval/assay/pkg/trace"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // fixtures is the fixture set shared with the README and the host's tests.

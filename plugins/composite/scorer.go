@@ -6,8 +6,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/assay-eval/assay/plugins/internal/grade"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/grade"
 )
 
 // description is built fresh for every caller, so nobody can change another's.

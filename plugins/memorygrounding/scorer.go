@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/assay-eval/assay/plugins/internal/grade"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/grade"
 )
 
 // KPI keys.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/assay-eval/assay/plugins/internal/grade"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/grade"
 )
 
 // KPI keys.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/assay-eval/assay/plugins/internal/grade"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/grade"
 )
 
 // found is the outcome of the target search.

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
-	"github.com/assay-eval/assay/pkg/batchrun"
-	"github.com/assay-eval/assay/pkg/scorerpb"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/batchrun"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // The checks, in the order Check runs them.
@@ -19,6 +20,8 @@ const (
 	CheckDescribe      = "describe"        // Describe answers a valid description
 	CheckScoresInRange = "scores_in_range" // every case scored, scores in [0,1]
 	CheckDeclaredKPIs  = "declared_kpis"   // checks name only declared KPI keys
+	CheckFailureTags   = "failure_tags"    // failed checks carry their KPI's tag, and it reaches the result
+	CheckUnsetKPIs     = "unset_kpis"      // a task setting none of the KPI keys is not a pass
 	CheckDeterministic = "deterministic"   // the same batch scores the same twice
 	CheckCancellation  = "cancellation"    // a cancelled context returns promptly
 	CheckConcurrency   = "concurrency"     // concurrent batches agree with a lone one
@@ -34,6 +37,20 @@ const callTimeout = time.Minute
 type Result struct {
 	Name     string   `json:"name"`
 	Problems []string `json:"problems,omitempty"`
+	Fix      string   `json:"fix,omitempty"` // what to change in the scorer, set when there are problems
+}
+
+// fixes says, per check, what a scorer author changes to pass it.
+var fixes = map[string]string{
+	CheckDescribe:           "make Describe return a snake_case id, a version, unique snake_case KPI keys with known value types and known needs",
+	CheckScoresInRange:      "return a result for every case with Result.Score and every Check.Score a number in [0,1] (never NaN); grade.Sheet clamps them",
+	CheckDeclaredKPIs:       "name in Check.KPI only keys Describe declares, or declare the key",
+	CheckFailureTags:        "give a failed check the FailureTag its KPI declares and copy it into Result.FailureTags; grade.Sheet does both from the description",
+	CheckUnsetKPIs:          "when the task sets none of your KPI keys, score 0 with no passed check and say why in Result.Diagnostics (grade.Sheet does)",
+	CheckDeterministic:      "derive the result only from the case: no clocks, randomness, map iteration order or state kept between calls",
+	CheckCancellation:       "check ctx.Err() in Score (and in long loops) and return it once the context is done",
+	CheckConcurrency:        "make Score safe for concurrent use: no unguarded shared state (run the tests with -race)",
+	CheckDirectCancellation: "check ctx.Err() in Score (and in long loops) and return it once the context is done",
 }
 
 // OK reports whether the check found no problem.
@@ -98,6 +115,16 @@ func ValidateDescription(d sdk.Description) []string {
 	return p
 }
 
+// newResult is check name's result with its problems, and what to change
+// when there are any.
+func newResult(name string, problems []string) Result {
+	r := Result{Name: name, Problems: problems}
+	if len(problems) > 0 {
+		r.Fix = fixes[name]
+	}
+	return r
+}
+
 func containsInt(xs []int, x int) bool {
 	for _, y := range xs {
 		if y == x {
@@ -112,7 +139,7 @@ func containsInt(xs []int, x int) bool {
 // the parts the scorer declares, as the host does.
 func Check(ctx context.Context, c Client, cases ...*sdk.Case) Report {
 	var rep Report
-	add := func(name string, problems []string) { rep = append(rep, Result{Name: name, Problems: problems}) }
+	add := func(name string, problems []string) { rep = append(rep, newResult(name, problems)) }
 
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	d, err := c.Describe(cctx)
@@ -138,6 +165,8 @@ func Check(ctx context.Context, c Client, cases ...*sdk.Case) Report {
 	}
 	add(CheckScoresInRange, rangeProblems(sent, first))
 	add(CheckDeclaredKPIs, kpiProblems(d, sent, first))
+	add(CheckFailureTags, tagProblems(d, sent, first))
+	add(CheckUnsetKPIs, unsetProblems(d, sent, first))
 
 	second, err := score(ctx, c, sent)
 	if err != nil {
@@ -315,4 +344,69 @@ func concurrencyProblems(ctx context.Context, c Client, cases []*sdk.Case, want 
 	}
 	wg.Wait()
 	return p
+}
+
+// tagProblems finds failure tags that go astray: a failed check whose tag
+// its KPI does not declare, and a failed check of a KPI that declares a tag
+// while the result's FailureTags lack it (the host reads only those).
+func tagProblems(d sdk.Description, cases []*sdk.Case, outs []batchrun.Outcome) []string {
+	declared := map[string]string{}
+	for _, k := range d.KPIs {
+		declared[k.Key] = k.FailureTag
+	}
+	var p []string
+	for i, o := range outs {
+		if o.Err != nil {
+			continue
+		}
+		for _, ch := range o.Result.Checks {
+			want, ok := declared[ch.KPI]
+			if ch.Passed || !ok {
+				continue
+			}
+			if ch.FailureTag != "" && ch.FailureTag != want {
+				p = append(p, fmt.Sprintf("case %q: failed check %s carries failure tag %q, but KPI %s declares %q",
+					cases[i].ID, ch.KPI, ch.FailureTag, ch.KPI, want))
+			}
+			if want != "" && !slices.Contains(o.Result.FailureTags, want) {
+				p = append(p, fmt.Sprintf("case %q: check %s failed, but its declared failure tag %q is not in Result.FailureTags %q",
+					cases[i].ID, ch.KPI, want, o.Result.FailureTags))
+			}
+		}
+	}
+	return p
+}
+
+// unsetProblems finds a pass given to a task that sets none of the KPI keys
+// the scorer declares: nothing was checked, so it must not pass.
+func unsetProblems(d sdk.Description, cases []*sdk.Case, outs []batchrun.Outcome) []string {
+	if len(d.KPIs) == 0 {
+		return nil
+	}
+	var p []string
+	for i, o := range outs {
+		if o.Err != nil || setsAny(d, cases[i]) {
+			continue
+		}
+		passed := 0
+		for _, ch := range o.Result.Checks {
+			if ch.Passed {
+				passed++
+			}
+		}
+		if o.Result.Score > 0 || passed > 0 {
+			p = append(p, fmt.Sprintf("case %q: the task sets none of the KPI keys, yet scored %v with %d passed checks",
+				cases[i].ID, o.Result.Score, passed))
+		}
+	}
+	return p
+}
+
+func setsAny(d sdk.Description, c *sdk.Case) bool {
+	for _, k := range d.KPIs {
+		if _, ok := c.Task.KPIs[k.Key]; ok {
+			return true
+		}
+	}
+	return false
 }

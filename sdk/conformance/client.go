@@ -13,10 +13,10 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/assay-eval/assay/pkg/batchrun"
-	"github.com/assay-eval/assay/pkg/scorerpb"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/batchrun"
 	"github.com/assay-eval/assay/sdk/internal/wire"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // Client is a scorer behind a transport, as the checks talk to it.

@@ -2,34 +2,50 @@ package conformance_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/assay-eval/assay/pkg/batchrun"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/batchrun"
 	"github.com/assay-eval/assay/sdk/conformance"
 )
 
-// fake is a configurable scorer: a well-behaved one by default.
+// fake is a configurable scorer: a well-behaved one by default. Each
+// field set breaks it in one way the conformance checks must find.
 type fake struct {
 	id       sdk.ID
 	score    float64
 	checkKPI string
 	calls    *atomic.Int64 // when set, the score drifts with every call
+
+	tag          string // the failure tag a failed check carries; "" for the declared one
+	noResultTags bool   // leave Result.FailureTags empty
+	passUnset    bool   // pass a task that sets none of the KPI keys
+	ignoreCtx    bool   // score even when the context is done
 }
 
 func (f fake) Describe() sdk.Description {
 	return sdk.Description{
 		ID: f.id, Version: "0.1.0",
-		KPIs:  []sdk.KPI{{Key: "tool_used", ValueType: sdk.Bool}, {Key: "tools", ValueType: sdk.StringList}},
+		KPIs: []sdk.KPI{
+			{Key: "tool_used", ValueType: sdk.Bool, FailureTag: "wrong_tool"},
+			{Key: "tools", ValueType: sdk.StringList, FailureTag: "wrong_tool"},
+		},
 		Needs: []sdk.Need{sdk.NeedTrace},
 	}
 }
 
 func (f fake) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
+	if err := ctx.Err(); err != nil && !f.ignoreCtx {
+		return nil, err
+	}
+	if len(c.Task.KPIs) == 0 && !f.passUnset {
+		return &sdk.Result{Diagnostics: []string{"nothing to check"}}, nil
+	}
 	s := f.score
 	if f.calls != nil {
 		s = float64(f.calls.Add(1)%10) / 10
@@ -37,7 +53,18 @@ func (f fake) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	if len(c.Turn.ToolCalls) > 0 && f.score == 0.5 && f.calls == nil {
 		s = 1
 	}
-	return &sdk.Result{Score: s, Checks: []sdk.Check{{KPI: f.checkKPI, Score: min(max(s, 0), 1), Passed: s == 1}}}, nil
+	ch := sdk.Check{KPI: f.checkKPI, Score: min(max(s, 0), 1), Passed: s == 1}
+	r := &sdk.Result{Score: s, Checks: []sdk.Check{ch}}
+	if !ch.Passed {
+		r.Checks[0].FailureTag = "wrong_tool"
+		if f.tag != "" {
+			r.Checks[0].FailureTag = f.tag
+		}
+		if !f.noResultTags {
+			r.FailureTags = []string{r.Checks[0].FailureTag}
+		}
+	}
+	return r, nil
 }
 
 func failing(rep conformance.Report) map[string]int {
@@ -79,8 +106,8 @@ func TestCheck(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got, cmpSorted); diff != "" {
 				t.Errorf("Check(%s) failing checks (-want +got):\n%s\nreport: %+v", tt.name, diff, rep)
 			}
-			if len(rep) != 6 && len(tt.want) == 0 {
-				t.Errorf("Check(%s) ran %d checks, want 6", tt.name, len(rep))
+			if len(rep) != 8 && len(tt.want) == 0 {
+				t.Errorf("Check(%s) ran %d checks, want 8", tt.name, len(rep))
 			}
 		})
 	}
@@ -167,7 +194,7 @@ func TestCheckScorer(t *testing.T) {
 		}
 	}
 	want := []string{conformance.CheckDescribe, conformance.CheckScoresInRange, conformance.CheckDeclaredKPIs,
-		conformance.CheckDeterministic, conformance.CheckCancellation, conformance.CheckConcurrency, conformance.CheckDirectCancellation}
+		conformance.CheckFailureTags, conformance.CheckUnsetKPIs, conformance.CheckDeterministic, conformance.CheckCancellation, conformance.CheckConcurrency, conformance.CheckDirectCancellation}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("CheckScorer() checks (-want +got):\n%s", diff)
 	}
@@ -185,4 +212,56 @@ func TestCasesCoverDeclaredKPIs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestConformanceFindings serves one deliberately broken scorer per finding
+// of issue 15 item 4 and wants exactly that finding, with what to change.
+func TestConformanceFindings(t *testing.T) {
+	t.Parallel()
+	ok := fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used"}
+	tests := []struct {
+		name string
+		s    sdk.Scorer
+		want string // the one check that must fail
+		msg  string // part of its first problem
+	}{
+		{"undeclared failure tag", with(ok, func(f *fake) { f.tag = "made_up" }), conformance.CheckFailureTags, `carries failure tag "made_up", but KPI tool_used declares "wrong_tool"`},
+		{"declared tag never reaches the result", with(ok, func(f *fake) { f.noResultTags = true }), conformance.CheckFailureTags, `declared failure tag "wrong_tool" is not in Result.FailureTags`},
+		{"context cancellation ignored", with(ok, func(f *fake) { f.ignoreCtx = true }), conformance.CheckDirectCancellation, "returned a result instead of the context's error"},
+		{"nondeterministic", with(ok, func(f *fake) { f.score, f.calls = 0, new(atomic.Int64) }), conformance.CheckDeterministic, "repeat gave"},
+		{"unset KPIs scored as a pass", with(ok, func(f *fake) { f.passUnset = true }), conformance.CheckUnsetKPIs, "sets none of the KPI keys, yet scored"},
+		{"score above 1", with(ok, func(f *fake) { f.score = 1.5 }), conformance.CheckScoresInRange, "not in [0,1]"},
+		{"NaN score", with(ok, func(f *fake) { f.score = math.NaN() }), conformance.CheckScoresInRange, "NaN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep, err := conformance.CheckScorer(context.Background(), tt.s)
+			if err != nil {
+				t.Fatalf("CheckScorer: %v", err)
+			}
+			var found bool
+			for _, r := range rep {
+				if r.Name != tt.want {
+					continue
+				}
+				found = true
+				if r.OK() || !strings.Contains(r.Problems[0], tt.msg) || r.Fix == "" {
+					t.Errorf("CheckScorer(%s) %s = %+v, want a problem containing %q and a fix", tt.name, r.Name, r, tt.msg)
+				}
+			}
+			if !found {
+				t.Errorf("CheckScorer(%s) ran no %s check: %+v", tt.name, tt.want, rep)
+			}
+		})
+	}
+	rep, err := conformance.CheckScorer(context.Background(), ok)
+	if err != nil || !rep.OK() {
+		t.Errorf("CheckScorer(well-behaved) = %+v, %v, want every check ok", rep, err)
+	}
+}
+
+func with(f fake, change func(*fake)) fake {
+	change(&f)
+	return f
 }

@@ -26,7 +26,7 @@ func CheckScorer(ctx context.Context, s sdk.Scorer, cases ...*sdk.Case) (Report,
 	if len(cases) == 0 {
 		cases = Cases(s.Describe())
 	}
-	return append(rep, Result{Name: CheckDirectCancellation, Problems: directCancelProblems(ctx, s, cases)}), nil
+	return append(rep, newResult(CheckDirectCancellation, directCancelProblems(ctx, s, cases))), nil
 }
 
 func directCancelProblems(ctx context.Context, s sdk.Scorer, cases []*sdk.Case) []string {
@@ -34,8 +34,11 @@ func directCancelProblems(ctx context.Context, s sdk.Scorer, cases []*sdk.Case) 
 	cancel()
 	var p []string
 	for _, cs := range cases {
-		if msg := returnsPromptly(func() { _, _ = s.Score(ctx, cs) }); msg != "" {
+		var err error
+		if msg := returnsPromptly(func() { _, err = s.Score(ctx, cs) }); msg != "" {
 			p = append(p, fmt.Sprintf("Score(cancelled context, case %q) %s", cs.ID, msg))
+		} else if err == nil {
+			p = append(p, fmt.Sprintf("Score(cancelled context, case %q) returned a result instead of the context's error", cs.ID))
 		}
 	}
 	return p

@@ -6,7 +6,7 @@ package main
 
 import (
 	"github.com/assay-eval/assay/examples/private-scorer/ticketlinked"
-	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
-func main() { sdk.Serve(ticketlinked.New()) }
+func main() { plugin.Serve(ticketlinked.New()) }

@@ -2,11 +2,12 @@ package ticketlinked
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/grade"
 )
 
 // ID is the scorer's ID: spelled the same in the manifest, the pack YAML, the
@@ -56,74 +57,45 @@ func New() sdk.Scorer { return scorer{ids: new(sdk.SnapshotCache[map[string]stri
 // Describe implements sdk.Scorer.
 func (scorer) Describe() sdk.Description { return description() }
 
-// Score implements sdk.Scorer.
+// Score implements sdk.Scorer. The grade.Sheet reads each KPI by its type,
+// gives a failed check the tag its KPI declares, averages the checks and
+// gathers the failure tags into the result.
 func (s scorer) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := &sdk.Result{Checks: []sdk.Check{}}
+	sh := grade.NewSheet(description(), &c.Task)
 	var ids map[string]string // lowercased id -> id as stored
 	if c.StateAfter == nil {
-		res.Diagnostics = append(res.Diagnostics, "no state_after snapshot: cannot tell which tasks exist")
+		sh.Diag("no state_after snapshot: cannot tell which tasks exist")
 		ids = map[string]string{}
 	} else {
 		ids = s.ids.Get(c.StateAfter, taskIDs)
 	}
 	cited := citedIDs(c.Turn.Answer, ids)
-
-	var want bool
-	if ok, err := kpi(&c.Task, KeyLinked, sdk.Bool, &want); err != nil {
-		res.Diagnostics = append(res.Diagnostics, err.Error())
-	} else if ok {
-		res.Checks = append(res.Checks, linkedCheck(want, cited))
+	if want, ok := sh.Bool(KeyLinked); ok {
+		linkedCheck(sh, want, cited)
 	}
-	var prefix string
-	if ok, err := kpi(&c.Task, KeyPrefix, sdk.String, &prefix); err != nil {
-		res.Diagnostics = append(res.Diagnostics, err.Error())
-	} else if ok {
-		res.Checks = append(res.Checks, prefixCheck(prefix, c.Turn.Answer, cited, ids))
+	if prefix, ok := sh.String(KeyPrefix); ok {
+		prefixCheck(sh, prefix, c.Turn.Answer, cited, ids)
 	}
-
-	var sum float64
-	for _, ch := range res.Checks {
-		sum += ch.Score
-		if ch.FailureTag != "" && !containsString(res.FailureTags, ch.FailureTag) {
-			res.FailureTags = append(res.FailureTags, ch.FailureTag)
-		}
-	}
-	if len(res.Checks) > 0 {
-		res.Score = sum / float64(len(res.Checks))
-	} else {
-		// As the built-in scorers do: a task that asks nothing this scorer
-		// checks (or only with values of the wrong type) scores 0 and says
-		// why, rather than passing unexamined.
-		res.Diagnostics = append(res.Diagnostics, fmt.Sprintf(
-			"nothing to check: task %q sets none of the KPI keys ticket_linked checks (%s, %s)", c.Task.Label, KeyLinked, KeyPrefix))
-	}
-	return res, nil
+	return sh.Result(), nil
 }
 
-func linkedCheck(want bool, cited []string) sdk.Check {
-	ch := sdk.Check{KPI: KeyLinked, Evidence: cited}
+func linkedCheck(sh *grade.Sheet, want bool, cited []string) {
 	switch {
 	case want && len(cited) > 0:
-		ch.Score, ch.Passed = 1, true
-		ch.Detail = fmt.Sprintf("the answer cites existing task %s", strings.Join(cited, ", "))
+		sh.Pass(KeyLinked, fmt.Sprintf("the answer cites existing task %s", strings.Join(cited, ", ")), cited...)
 	case want:
-		ch.Detail = "the answer cites no task that exists in state_after"
-		ch.FailureTag = FailureTag
+		sh.Fail(KeyLinked, "the answer cites no task that exists in state_after")
 	case len(cited) == 0:
-		ch.Score, ch.Passed = 1, true
-		ch.Detail = "the answer cites no task, as wanted"
+		sh.Pass(KeyLinked, "the answer cites no task, as wanted")
 	default:
-		ch.Detail = fmt.Sprintf("the answer cites task %s, want none", strings.Join(cited, ", "))
-		ch.FailureTag = FailureTag
+		sh.Fail(KeyLinked, fmt.Sprintf("the answer cites task %s, want none", strings.Join(cited, ", ")), cited...)
 	}
-	return ch
 }
 
-func prefixCheck(prefix, answer string, cited []string, ids map[string]string) sdk.Check {
-	ch := sdk.Check{KPI: KeyPrefix}
+func prefixCheck(sh *grade.Sheet, prefix, answer string, cited []string, ids map[string]string) {
 	var good, wrongPrefix []string
 	for _, id := range cited {
 		if strings.HasPrefix(strings.ToLower(id), strings.ToLower(prefix)) {
@@ -135,25 +107,21 @@ func prefixCheck(prefix, answer string, cited []string, ids map[string]string) s
 	var invented []string
 	for _, tok := range tokens(answer) {
 		if len(tok) > len(prefix) && strings.HasPrefix(strings.ToLower(tok), strings.ToLower(prefix)) {
-			if _, ok := ids[strings.ToLower(tok)]; !ok && !containsString(invented, tok) {
+			if _, ok := ids[strings.ToLower(tok)]; !ok && !slices.Contains(invented, tok) {
 				invented = append(invented, tok)
 			}
 		}
 	}
-	ch.Evidence = append(append([]string{}, good...), invented...)
+	evidence := append(append([]string{}, good...), invented...)
 	switch {
 	case len(good) > 0 && len(invented) == 0 && len(wrongPrefix) == 0:
-		ch.Score, ch.Passed = 1, true
-		ch.Detail = fmt.Sprintf("cites %s, every id starting with %q exists", strings.Join(good, ", "), prefix)
+		sh.Pass(KeyPrefix, fmt.Sprintf("cites %s, every id starting with %q exists", strings.Join(good, ", "), prefix), evidence...)
 	case len(good) > 0:
-		ch.Score = float64(len(good)) / float64(len(good)+len(invented)+len(wrongPrefix))
-		ch.Detail = fmt.Sprintf("cites %s; also %s", strings.Join(good, ", "), problems(prefix, invented, wrongPrefix))
-		ch.FailureTag = FailureTag
+		sh.Score(KeyPrefix, float64(len(good))/float64(len(good)+len(invented)+len(wrongPrefix)),
+			fmt.Sprintf("cites %s; also %s", strings.Join(good, ", "), problems(prefix, invented, wrongPrefix)), evidence...)
 	default:
-		ch.Detail = fmt.Sprintf("cites no existing task starting with %q; %s", prefix, problems(prefix, invented, wrongPrefix))
-		ch.FailureTag = FailureTag
+		sh.Fail(KeyPrefix, fmt.Sprintf("cites no existing task starting with %q; %s", prefix, problems(prefix, invented, wrongPrefix)), evidence...)
 	}
-	return ch
 }
 
 func problems(prefix string, invented, wrongPrefix []string) string {
@@ -186,7 +154,7 @@ func taskIDs(s *sdk.Snapshot) map[string]string {
 func citedIDs(answer string, ids map[string]string) []string {
 	var out []string
 	for _, tok := range tokens(answer) {
-		if id, ok := ids[strings.ToLower(tok)]; ok && !containsString(out, id) {
+		if id, ok := ids[strings.ToLower(tok)]; ok && !slices.Contains(out, id) {
 			out = append(out, id)
 		}
 	}
@@ -206,26 +174,4 @@ func tokens(text string) []string {
 		}
 	}
 	return out
-}
-
-// kpi decodes the task's KPI k into v; a value of the wrong type is an
-// input problem, reported as a diagnostic, not a broken scorer.
-func kpi(t *sdk.Task, k string, want sdk.ValueType, v any) (bool, error) {
-	raw, ok := t.KPIs[k]
-	if !ok {
-		return false, nil
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return false, fmt.Errorf("kpi %s: %s is not a %s", k, raw, want)
-	}
-	return true, nil
-}
-
-func containsString(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

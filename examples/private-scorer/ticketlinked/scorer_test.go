@@ -84,8 +84,11 @@ func TestScore(t *testing.T) {
 		{
 			name: "wrong value type", kpis: map[string]any{"ticket_linked": "yes"},
 			answer: "REL-101", after: state,
-			want: &sdk.Result{Checks: []sdk.Check{}, Diagnostics: []string{`kpi ticket_linked: "yes" is not a bool`,
-				`nothing to check: task "link" sets none of the KPI keys ticket_linked checks (ticket_linked, ticket_prefix)`}},
+			want: &sdk.Result{
+				Checks: []sdk.Check{{KPI: "ticket_linked", FailureTag: "ungrounded_answer",
+					Detail: `kpi ticket_linked: want true or false, got a string ("yes"); the check cannot run`}},
+				FailureTags: []string{"ungrounded_answer"},
+				Diagnostics: []string{`kpi ticket_linked: want true or false, got a string ("yes")`}},
 		},
 		{
 			name: "no KPI of this scorer", kpis: map[string]any{"answer_keywords": []string{"x"}},

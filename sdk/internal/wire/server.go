@@ -10,9 +10,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/assay-eval/assay/pkg/batchrun"
-	"github.com/assay-eval/assay/pkg/scorer"
-	"github.com/assay-eval/assay/pkg/scorerpb"
+	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/batchrun"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // Handshake is the go-plugin handshake every assay scorer shares.
@@ -26,7 +26,7 @@ var Handshake = plugin.HandshakeConfig{
 type server struct {
 	scorerpb.UnimplementedScorerServer
 	s      batchrun.Scorer
-	desc   scorer.Description
+	desc   sdk.Description
 	logger hclog.Logger
 	limit  int
 }
@@ -67,7 +67,7 @@ func (v *server) Score(ctx context.Context, req *scorerpb.ScoreRequest) (*scorer
 type Plugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	Impl   batchrun.Scorer
-	Desc   scorer.Description // what Describe answers (Impl's, with the SDK's fields filled in)
+	Desc   sdk.Description // what Describe answers (Impl's, with the SDK's fields filled in)
 	Logger hclog.Logger
 	Limit  int // cases scored at once per batch; 0 = batchrun.Limit()
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
 type blend struct{}
@@ -36,4 +37,4 @@ func (blend) Score(_ context.Context, c *sdk.Case) (*sdk.Result, error) {
 	return r, nil
 }
 
-func main() { sdk.Serve(blend{}) }
+func main() { plugin.Serve(blend{}) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
 type guard struct{}
@@ -26,4 +27,4 @@ func (guard) Score(_ context.Context, c *sdk.Case) (*sdk.Result, error) {
 	return &sdk.Result{Score: 1, Checks: []sdk.Check{{KPI: "safe", Score: 1, Passed: true, Detail: "safe"}}}, nil
 }
 
-func main() { sdk.Serve(guard{}) }
+func main() { plugin.Serve(guard{}) }

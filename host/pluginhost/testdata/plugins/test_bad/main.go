@@ -4,9 +4,9 @@ package main
 
 import (
 	"github.com/assay-eval/assay/host/pluginhost/testdata/plugins/testscorer"
-	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
 func main() {
-	sdk.Serve(testscorer.Scorer{ID: "test_bad", Hook: testscorer.Breach, Needs: testscorer.BreachNeeds})
+	plugin.Serve(testscorer.Scorer{ID: "test_bad", Hook: testscorer.Breach, Needs: testscorer.BreachNeeds})
 }

@@ -12,10 +12,11 @@ import (
 
 	"github.com/assay-eval/assay/host/pluginhost/testdata/plugins/testscorer"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
 func main() {
-	sdk.Serve(testscorer.Scorer{ID: "test_exit", Hook: func(_ context.Context, c *sdk.Case) *sdk.Result {
+	plugin.Serve(testscorer.Scorer{ID: "test_exit", Hook: func(_ context.Context, c *sdk.Case) *sdk.Result {
 		switch {
 		case strings.HasPrefix(c.Task.Label, "exit"):
 			os.Exit(7)

@@ -11,10 +11,11 @@ import (
 
 	"github.com/assay-eval/assay/host/pluginhost/testdata/plugins/testscorer"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
 func main() {
-	sdk.Serve(testscorer.Scorer{ID: "test_hog", Hook: func(_ context.Context, c *sdk.Case) *sdk.Result {
+	plugin.Serve(testscorer.Scorer{ID: "test_hog", Hook: func(_ context.Context, c *sdk.Case) *sdk.Result {
 		switch c.Task.Label {
 		case "hog":
 			var keep [][]byte

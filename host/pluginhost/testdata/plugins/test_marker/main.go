@@ -9,12 +9,12 @@ import (
 	"strconv"
 
 	"github.com/assay-eval/assay/host/pluginhost/testdata/plugins/testscorer"
-	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
 func main() {
 	if exe, err := os.Executable(); err == nil {
 		_ = os.WriteFile(filepath.Join(filepath.Dir(exe), "MARKER-"+strconv.Itoa(os.Getpid())), nil, 0o644)
 	}
-	sdk.Serve(testscorer.Scorer{ID: "test_marker"})
+	plugin.Serve(testscorer.Scorer{ID: "test_marker"})
 }

@@ -6,10 +6,11 @@ import (
 
 	"github.com/assay-eval/assay/host/pluginhost/testdata/plugins/testscorer"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
 func main() {
-	sdk.Serve(testscorer.Scorer{ID: "test_panic", Hook: func(_ context.Context, c *sdk.Case) *sdk.Result {
+	plugin.Serve(testscorer.Scorer{ID: "test_panic", Hook: func(_ context.Context, c *sdk.Case) *sdk.Result {
 		if c.Task.Label == "panic" {
 			panic("test_panic: asked to panic")
 		}

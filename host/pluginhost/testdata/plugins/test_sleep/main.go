@@ -9,10 +9,11 @@ import (
 
 	"github.com/assay-eval/assay/host/pluginhost/testdata/plugins/testscorer"
 	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
 func main() {
-	sdk.Serve(testscorer.Scorer{ID: "test_sleep", Hook: func(_ context.Context, c *sdk.Case) *sdk.Result {
+	plugin.Serve(testscorer.Scorer{ID: "test_sleep", Hook: func(_ context.Context, c *sdk.Case) *sdk.Result {
 		if strings.HasPrefix(c.Task.Label, "sleep") {
 			time.Sleep(time.Hour)
 		}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 
 	"github.com/assay-eval/assay/host/pluginhost/testdata/plugins/testscorer"
-	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/plugin"
 )
 
 func main() {
 	fmt.Println("hello from a plugin that writes to stdout")
-	sdk.Serve(testscorer.Scorer{ID: "test_stdout"})
+	plugin.Serve(testscorer.Scorer{ID: "test_stdout"})
 }

@@ -1,0 +1,60 @@
+package sdk
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+type snap struct{ n int }
+
+// TestCacheBuildsOncePerKey: every caller with the same pointer shares one
+// build, even concurrently; another pointer gets its own.
+func TestCacheBuildsOncePerKey(t *testing.T) {
+	t.Parallel()
+	var c cache[snap, int]
+	var builds atomic.Int32
+	a, b := &snap{n: 1}, &snap{n: 2}
+	build := func(s *snap) int { builds.Add(1); return s.n * 10 }
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			if got := c.Get(a, build); got != 10 {
+				t.Errorf("Get(a) = %d, want 10", got)
+			}
+		})
+	}
+	wg.Wait()
+	if got := c.Get(b, build); got != 20 {
+		t.Errorf("Get(b) = %d, want 20", got)
+	}
+	if got := builds.Load(); got != 2 {
+		t.Errorf("builds = %d, want 2", got)
+	}
+	if got := c.Get(nil, func(*snap) int { return 7 }); got != 7 {
+		t.Errorf("Get(nil) = %d, want 7", got)
+	}
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+}
+
+// TestCacheForgetsCollectedKeys: the cache does not keep a key alive, and
+// drops its entry once the key is collected.
+func TestCacheForgetsCollectedKeys(t *testing.T) {
+	t.Parallel()
+	var c cache[snap, []byte]
+	func() {
+		s := &snap{n: 1}
+		c.Get(s, func(*snap) []byte { return make([]byte, 1<<10) })
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Len() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("Len() = %d after the key was dropped, want 0", c.Len())
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+}
