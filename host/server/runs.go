@@ -162,6 +162,7 @@ func (s *Server) run(ctx context.Context, u *store.Upload, sp store.ServerPack, 
 	if err != nil {
 		return nil, err
 	}
+	cfg.Store = s.cfg.Store // the runs and turns go where the API reads them
 	var mu sync.Mutex
 	last := time.Time{}
 	cfg.Progress = func(done, total int) {
