@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,7 +144,8 @@ func (s *Server) verify(u store.Upload, p store.ServerPack, path string) {
 	sum, err := s.run(ctx, &u, p, path)
 	status, msg := store.UploadCompleted, ""
 	if err != nil {
-		status, msg = store.UploadFailed, err.Error()
+		// The spool file is the server's business: name it as the upload.
+		status, msg = store.UploadFailed, strings.ReplaceAll(err.Error(), path, uploadName)
 		if errors.Is(err, context.Canceled) {
 			msg = "interrupted by server shutdown; upload the same turns again to resume (recorded turns are reused): " + msg
 		}
@@ -242,6 +244,9 @@ func (s *Server) getSummary(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(u.Summary)
 }
+
+// uploadName names an upload's turns file in messages.
+const uploadName = "upload.jsonl"
 
 // resultsPage is how many turns GET /v1/runs/{id}/results reads at a time.
 const resultsPage = 500

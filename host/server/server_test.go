@@ -126,7 +126,7 @@ func TestServeBadTurnsFail(t *testing.T) {
 	f := newSQLiteFixture(t, nil)
 	f.putExamplePack()
 	_, v := f.upload([]byte("{oops\n"))
-	if v.Status != "failed" || !strings.Contains(v.Error, ":1:2") {
+	if v.Status != "failed" || !strings.Contains(v.Error, "upload.jsonl:1:2") {
 		t.Errorf("bad turns: %+v, want failed naming line 1 col 2", v)
 	}
 }
