@@ -45,6 +45,7 @@ type Cockpit struct {
 	log   hclog.Logger
 	pages map[string]*template.Template
 	key   []byte // signs CSRF tokens; new each process
+	hist  *histCache
 	mux   *http.ServeMux
 }
 
@@ -53,7 +54,7 @@ func New(cfg Config) *Cockpit {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	c := &Cockpit{cfg: cfg, log: cfg.Logger, pages: parsePages(), key: make([]byte, 32)}
+	c := &Cockpit{cfg: cfg, log: cfg.Logger, pages: parsePages(), key: make([]byte, 32), hist: newHistCache()}
 	_, _ = rand.Read(c.key)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /signin", c.signinForm)

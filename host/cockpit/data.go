@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/url"
 	"sort"
-	"strconv"
 
 	"github.com/assay-eval/assay/host/score"
 	"github.com/assay-eval/assay/host/store"
@@ -74,10 +73,10 @@ func packOverview(ctx context.Context, st *store.Store, name, sha string, pareto
 	return pv, runs, nil
 }
 
-// runPage is a run's summary, histogram and one page of its tasks
-// (pageNo from 1); perPage 0 reads every task (the HTML report).
-func runPage(ctx context.Context, st *store.Store, r store.RunRow, f store.TurnFilter, pageNo, perPage int) (runView, error) {
-	rv := runView{RunID: r.ID, Candidate: r.Candidate, Attempt: r.Attempt, Pack: r.PackName, Filter: f, Page: pageNo,
+// runPage is a run's summary, histogram and one page of its tasks (after
+// f.After); perPage 0 reads every task (the HTML report).
+func runPage(ctx context.Context, st *store.Store, hist *histCache, r store.RunRow, f store.TurnFilter, perPage int) (runView, error) {
+	rv := runView{RunID: r.ID, Candidate: r.Candidate, Attempt: r.Attempt, Pack: r.PackName, Filter: f,
 		Statuses: []string{store.TurnScored, store.TurnUnscored, store.TurnMissing}, Verdict: "–"}
 	if r.Summary != nil {
 		if err := json.Unmarshal(r.Summary, &rv.Summary); err != nil {
@@ -88,7 +87,7 @@ func runPage(ctx context.Context, st *store.Store, r store.RunRow, f store.TurnF
 	if r.Verdict != nil && json.Unmarshal(r.Verdict, &v) == nil {
 		rv.Verdict = string(v.Verdict)
 	}
-	bins, err := st.ScoreHistogram(ctx, r.ID, r.Attempt, histBins)
+	bins, err := hist.get(ctx, st, r)
 	if err != nil {
 		return rv, err
 	}
@@ -97,24 +96,28 @@ func runPage(ctx context.Context, st *store.Store, r store.RunRow, f store.TurnF
 	if perPage == 0 {
 		limit = math.MaxInt32
 	}
-	rows, err := st.TurnPage(ctx, r.ID, f, limit, (pageNo-1)*perPage)
+	rows, err := st.TurnPage(ctx, r.ID, f, limit)
 	if err != nil {
 		return rv, err
 	}
 	if perPage > 0 && len(rows) > perPage {
 		rows = rows[:perPage]
-		rv.Next = pageLink(f, pageNo+1)
+		rv.Next = pageLink(f, rows[len(rows)-1].Label)
 	}
-	if pageNo > 1 {
-		rv.Prev = pageLink(f, pageNo-1)
+	if f.After != "" {
+		rv.First = pageLink(f, "")
 	}
 	rv.Turns, err = turnResults(rows)
 	return rv, err
 }
 
-// pageLink is the query of a run page's page n under filter f.
-func pageLink(f store.TurnFilter, n int) string {
-	return "?" + url.Values{"label": {f.Label}, "status": {f.Status}, "page": {strconv.Itoa(n)}}.Encode()
+// pageLink is the query of the run page under filter f after a label.
+func pageLink(f store.TurnFilter, after string) string {
+	v := url.Values{"label": {f.Label}, "status": {f.Status}}
+	if after != "" {
+		v.Set("after", after)
+	}
+	return "?" + v.Encode()
 }
 
 // turnResults decodes stored turns' results.json objects.
@@ -131,11 +134,11 @@ func turnResults(rows []store.TurnRow) ([]verify.TurnResult, error) {
 // compareRuns compares two runs task by task.
 func compareRuns(ctx context.Context, st *store.Store, pack string, a, b store.RunRow) (compareView, error) {
 	cv := compareView{Pack: pack, A: a.Candidate, B: b.Candidate}
-	ta, err := st.TurnPage(ctx, a.ID, store.TurnFilter{}, compareLimit+1, 0)
+	ta, err := st.TurnPage(ctx, a.ID, store.TurnFilter{}, compareLimit+1)
 	if err != nil {
 		return cv, err
 	}
-	tb, err := st.TurnPage(ctx, b.ID, store.TurnFilter{}, compareLimit+1, 0)
+	tb, err := st.TurnPage(ctx, b.ID, store.TurnFilter{}, compareLimit+1)
 	if err != nil {
 		return cv, err
 	}

@@ -73,11 +73,8 @@ func (c *Cockpit) run(w http.ResponseWriter, r *http.Request, t store.Token) {
 		return
 	}
 	q := r.URL.Query()
-	pageNo, err := strconv.Atoi(q.Get("page"))
-	if err != nil || pageNo < 1 {
-		pageNo = 1
-	}
-	rv, err := runPage(r.Context(), c.cfg.Store, run, store.TurnFilter{Label: q.Get("label"), Status: q.Get("status")}, pageNo, turnsPerPage)
+	f := store.TurnFilter{Label: q.Get("label"), Status: q.Get("status"), After: q.Get("after")}
+	rv, err := runPage(r.Context(), c.cfg.Store, c.hist, run, f, turnsPerPage)
 	if err != nil {
 		c.fail(w, err)
 		return

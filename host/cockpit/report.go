@@ -48,7 +48,7 @@ func Report(ctx context.Context, w io.Writer, st *store.Store, p *pack.Pack, can
 	}
 	pg := &page{Title: "Report " + p.Name(), Static: true, Generated: now.UTC().Format(time.RFC3339), Packs: []packView{pv}}
 	for _, r := range runs {
-		rv, err := runPage(ctx, st, r, store.TurnFilter{}, 1, 0)
+		rv, err := runPage(ctx, st, nil, r, store.TurnFilter{}, 0)
 		if err != nil {
 			return err
 		}

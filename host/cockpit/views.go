@@ -66,8 +66,7 @@ type runView struct {
 	Filter    store.TurnFilter
 	Statuses  []string
 	Turns     []verify.TurnResult
-	Page      int
-	Prev      string
+	First     string // the first page's link, on a later page
 	Next      string
 	More      string
 	Static    bool

@@ -26,12 +26,12 @@ var (
 
 // browser is a cookie-keeping client that does not follow redirects.
 type browser struct {
-	t *testing.T
+	t testing.TB
 	c *http.Client
 	f *fixture
 }
 
-func newBrowser(t *testing.T, f *fixture) *browser {
+func newBrowser(t testing.TB, f *fixture) *browser {
 	jar, _ := cookiejar.New(nil)
 	return &browser{t: t, f: f, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }

@@ -85,7 +85,7 @@ func (v *inProcess) Engine(file string, src []byte) (verify.Config, func(context
 
 // fixture is a running server with a store and tokens.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	st     *store.Store
 	srv    *Server
 	http   *httptest.Server
@@ -94,7 +94,7 @@ type fixture struct {
 	verify *inProcess
 }
 
-func newFixture(t *testing.T, dsn string, tweak func(*Config)) *fixture {
+func newFixture(t testing.TB, dsn string, tweak func(*Config)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, dsn)

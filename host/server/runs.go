@@ -267,8 +267,8 @@ func (s *Server) getResults(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	for _, c := range rep.Candidates {
-		for off := 0; ; off += resultsPage {
-			rows, err := s.cfg.Store.TurnPage(r.Context(), c.RunID, store.TurnFilter{}, resultsPage, off)
+		for after := ""; ; {
+			rows, err := s.cfg.Store.TurnPage(r.Context(), c.RunID, store.TurnFilter{After: after}, resultsPage)
 			if err != nil {
 				s.log.Error("streaming results", logRun, u.ID, logErr, err)
 				_ = json.NewEncoder(w).Encode(map[string]string{"error": "results truncated: the server failed reading them"})
@@ -276,6 +276,7 @@ func (s *Server) getResults(w http.ResponseWriter, r *http.Request) {
 			}
 			for _, t := range rows {
 				_, _ = w.Write(append(t.Result, '\n'))
+				after = t.Label
 			}
 			if len(rows) < resultsPage {
 				break

@@ -7,32 +7,43 @@ import (
 	"fmt"
 )
 
-// TurnFilter narrows TurnPage: a label substring and a status, each
-// ignored when empty.
+// TurnFilter narrows TurnPage: a label prefix, a status, and After, the
+// last label of the previous page; each is ignored when empty.
 type TurnFilter struct {
 	Label  string
 	Status string
+	After  string
 }
 
 // TurnPage returns the latest revision of each turn of a run's latest
-// attempt, by label, at most limit from offset, filtered in SQL (so a page
-// stays fast however many turns are stored; docs/serve.md).
-func (s *Store) TurnPage(ctx context.Context, runID int64, f TurnFilter, limit, offset int) ([]TurnRow, error) {
+// attempt, by label, at most limit, filtered and paged (by key, after
+// f.After) in SQL, so any page stays fast however many turns are stored
+// (docs/serve.md).
+func (s *Store) TurnPage(ctx context.Context, runID int64, f TurnFilter, limit int) ([]TurnRow, error) {
 	q := `SELECT t.id, ` + prefixed("t.", turnColumns) + ` FROM company_eval_turns t
 		JOIN company_eval_runs r ON r.id = t.run_id AND r.attempt = t.attempt
 		WHERE t.run_id = ? AND t.revision = (SELECT max(t2.revision) FROM company_eval_turns t2
 			WHERE t2.run_id = t.run_id AND t2.attempt = t.attempt AND t2.label = t.label)`
 	args := []any{runID}
-	if f.Label != "" {
-		q += ` AND t.label LIKE ?`
-		args = append(args, "%"+f.Label+"%")
+	switch {
+	case f.Label == "":
+	case s.dialect == Postgres:
+		q += ` AND starts_with(t.label, ?)` // a range would compare by collation, not bytes
+		args = append(args, f.Label)
+	default: // SQLite compares bytes: the prefix is a range of the index
+		q += ` AND t.label >= ? AND t.label < ?`
+		args = append(args, f.Label, f.Label+"\U0010FFFF")
+	}
+	if f.After != "" {
+		q += ` AND t.label > ?`
+		args = append(args, f.After)
 	}
 	if f.Status != "" {
 		q += ` AND t.status = ?`
 		args = append(args, f.Status)
 	}
-	q += ` ORDER BY t.label LIMIT ? OFFSET ?`
-	args = append(args, limit, offset)
+	q += ` ORDER BY t.label LIMIT ?`
+	args = append(args, limit)
 	rows, err := s.db.QueryContext(ctx, s.Rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
