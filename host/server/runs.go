@@ -179,8 +179,12 @@ func (s *Server) run(ctx context.Context, u *store.Upload, sp store.ServerPack, 
 	if err := s.cfg.Store.UpdateUpload(ctx, u.ID, store.UploadRunning, 0, 0, nil, ""); err != nil {
 		return nil, err
 	}
+	candidate := u.Candidate
+	if candidate == "" {
+		candidate = strings.TrimSuffix(uploadName, ".jsonl") // not the spool file's random name
+	}
 	var diags diag.List
-	rep, err := verify.Run(ctx, verify.Request{Engine: cfg, TurnsFile: path, Candidate: u.Candidate, Start: start,
+	rep, err := verify.Run(ctx, verify.Request{Engine: cfg, TurnsFile: path, Candidate: candidate, Start: start,
 		Diagnostics: func(ds diag.List) { diags = append(diags, ds.Errors()...) }})
 	if err != nil {
 		if len(diags) > 0 {
