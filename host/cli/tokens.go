@@ -17,6 +17,9 @@ func (a *app) tokensCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "tokens",
 		Usage: "API tokens of assay serve: create, list, revoke",
+		UsageText: "assay tokens create --company ID [--name N] | list | revoke ID\n\n" +
+			"A token signs in to assay serve's API and cockpit for one company (docs/serve.md).\n\n" +
+			"Example:\n   assay tokens create --company acme --name ci\n   assay tokens revoke 3",
 		Subcommands: []*cli.Command{
 			takesNoArgs(&cli.Command{
 				Name:  "create",

@@ -166,7 +166,9 @@ func TestServeConcurrentRunLimit(t *testing.T) {
 		t.Errorf("second upload = %d %s, want 429 with Retry-After", resp.StatusCode, body)
 	}
 	close(f.verify.gate)
-	var acc struct{ RunID int64 `json:"run_id"` }
+	var acc struct {
+		RunID int64 `json:"run_id"`
+	}
 	json.Unmarshal(mustJSON(t, f, "POST", "/v1/runs?pack=example", turns, http.StatusTooManyRequests, http.StatusAccepted), &acc)
 }
 
