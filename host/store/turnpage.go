@@ -73,8 +73,13 @@ func prefixed(alias, cols string) string {
 // (RunRow.Turns is zero), ordered by candidate and id: cheap however many
 // turns are stored.
 func (s *Store) RunSummaries(ctx context.Context, packSHA256 string) ([]RunRow, error) {
-	rows, err := s.db.QueryContext(ctx, s.Rebind(`SELECT `+lightRunColumns+` FROM company_eval_runs r
-		WHERE r.pack_sha256 = ? ORDER BY r.candidate, r.id`), packSHA256)
+	return s.queryRuns(ctx, `SELECT `+lightRunColumns+` FROM company_eval_runs r
+		WHERE r.pack_sha256 = ? ORDER BY r.candidate, r.id`, packSHA256)
+}
+
+// queryRuns reads the runs a query of run columns selects.
+func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]RunRow, error) {
+	rows, err := s.db.QueryContext(ctx, s.Rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
