@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/assay-eval/assay/host/store/storetest"
 	"github.com/assay-eval/assay/host/verify"
@@ -206,4 +207,26 @@ func mustJSON(t *testing.T, f *fixture, method, path string, body []byte, retry,
 	}
 	t.Fatalf("%s %s still %d", method, path, retry)
 	return nil
+}
+
+// TestServeShutdownInterrupts (issue 21 item 1): Shutdown waits for
+// verifications in flight until its deadline, then interrupts them; the run
+// is failed with a message saying it resumes when uploaded again.
+func TestServeShutdownInterrupts(t *testing.T) {
+	f := newSQLiteFixture(t, nil)
+	f.verify.gate = make(chan struct{}) // never opened: the run cannot finish
+	f.putExamplePack()
+	resp, body := f.do("POST", "/v1/runs?pack=example", f.token, exampleTurns(t))
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("upload = %d %s", resp.StatusCode, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := f.srv.Shutdown(ctx); err == nil {
+		t.Error("Shutdown() with a run in flight past its deadline = nil, want an error saying it was interrupted")
+	}
+	v := f.wait(1)
+	if v.Status != "failed" || !strings.Contains(v.Error, "resume") {
+		t.Errorf("interrupted run = %+v, want failed saying it resumes", v)
+	}
 }
