@@ -66,6 +66,11 @@ func (s *Store) CreateUpload(ctx context.Context, u Upload) (Upload, bool, error
 		VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING id`),
 		u.Company, u.TokenID, u.PackName, u.PackSHA256, u.Candidate, u.IdempotencyKey, now, now).Scan(&u.ID)
 	if err != nil {
+		if u.IdempotencyKey != "" { // a concurrent upload with the key won the insert
+			if prev, perr := s.UploadByKey(ctx, u.TokenID, u.IdempotencyKey); perr == nil {
+				return prev, false, nil
+			}
+		}
 		return Upload{}, false, fmt.Errorf("record upload: %w", err)
 	}
 	u.Status, u.CreatedAt, u.UpdatedAt = UploadQueued, now, now
