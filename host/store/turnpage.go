@@ -27,10 +27,10 @@ func (s *Store) TurnPage(ctx context.Context, runID int64, f TurnFilter, limit i
 	args := []any{runID}
 	switch {
 	case f.Label == "":
-	case s.dialect == Postgres:
-		q += ` AND starts_with(t.label, ?)` // a range would compare by collation, not bytes
-		args = append(args, f.Label)
-	default: // SQLite compares bytes: the prefix is a range of the index
+	case s.dialect == Postgres: // bytewise, a range of ix_company_eval_turns_label_c
+		q += ` AND (t.label COLLATE "C") >= ? AND (t.label COLLATE "C") < ?`
+		args = append(args, f.Label, f.Label+"\U0010FFFF")
+	default: // SQLite compares bytes: the prefix is a range of the unique index
 		q += ` AND t.label >= ? AND t.label < ?`
 		args = append(args, f.Label, f.Label+"\U0010FFFF")
 	}

@@ -44,3 +44,7 @@ CREATE TABLE assay_server_runs (
 );
 CREATE UNIQUE INDEX ux_assay_server_runs_idem ON assay_server_runs (token_id, idempotency_key) WHERE idempotency_key <> '';
 CREATE INDEX ix_assay_server_runs_company ON assay_server_runs (company, id);
+
+-- The cockpit's label-prefix filter compares labels bytewise (COLLATE "C"),
+-- so a prefix is a range of this index (docs/serve.md).
+CREATE INDEX ix_company_eval_turns_label_c ON company_eval_turns (run_id, (label COLLATE "C"));
