@@ -16,6 +16,7 @@ import (
 
 	"github.com/assay-eval/assay/host/cockpit"
 	"github.com/assay-eval/assay/host/pack"
+	"github.com/assay-eval/assay/host/store/storetest"
 )
 
 var (
@@ -70,9 +71,15 @@ func (b *browser) signIn(token string) *http.Response {
 
 // TestCockpitPages (issue 21 item 3): sign in with a token (HttpOnly,
 // SameSite=Strict cookie, CSRF-checked form), then the overview, a run
-// page, a turn and the compare page; another company's run is 404.
+// page, a turn and the compare page; another company's run is 404. On
+// SQLite and Postgres.
 func TestCockpitPages(t *testing.T) {
-	f := newSQLiteFixture(t, nil)
+	for _, be := range storetest.Backends(t) {
+		t.Run(be.Name, func(t *testing.T) { testCockpitPages(t, newFixture(t, be.DSN(t), nil)) })
+	}
+}
+
+func testCockpitPages(t *testing.T, f *fixture) {
 	f.putExamplePack()
 	f.upload(exampleTurns(t))
 	b := newBrowser(t, f)
