@@ -66,7 +66,7 @@ func (a *app) packValidate(c *cli.Context) error {
 		return err
 	}
 	defer rt.close()
-	opts := pack.Options{Schema: rt.schema, Scorers: rt.manifest.Descriptions(), Checks: []pack.Check{kpi.NewChecker()}}
+	opts := packOptions(rt, kpi.NewChecker())
 	reports := make([]packReport, 0, c.NArg())
 	invalidCount := 0
 	for _, path := range c.Args().Slice() {

@@ -85,19 +85,14 @@ func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess boo
 	if err != nil {
 		return nil, err
 	}
-	s := &session{rt: rt}
 	ok := false
 	defer func() {
 		if !ok {
-			s.close()
+			rt.close()
 		}
 	}()
-	s.descriptions = rt.manifest.Descriptions()
 	checker := kpi.NewChecker()
-	opts := pack.Options{Schema: rt.schema}
-	opts.Scorers = s.descriptions
-	opts.Checks = append(opts.Checks, checker)
-	p, diags := pack.Load(packPath, opts)
+	p, diags := pack.Load(packPath, packOptions(rt, checker))
 	if len(diags) > 0 {
 		src := map[string][]byte{packPath: nil}
 		if p != nil {
@@ -110,15 +105,25 @@ func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess boo
 	if diags.HasErrors() || p == nil {
 		return nil, &ExitError{Code: ExitInvalid, Err: fmt.Errorf("pack %s is not valid", packPath)}
 	}
-	s.pack = p
-	s.cel = checker.Set()
-
 	hopts, err := a.hostOptions(c, inProcess)
 	if err != nil {
 		return nil, err
 	}
-	s.host = pluginhost.New(rt.manifest, hopts...)
+	s := newSession(rt, pluginhost.New(rt.manifest, hopts...), p, checker.Set(), inProcess)
+	ok = true
+	return s, nil
+}
 
+// packOptions are the options every pack is loaded with: the schema and
+// scorers the startup check loaded, and the CEL checker.
+func packOptions(rt *runtime, checker *kpi.Checker) pack.Options {
+	return pack.Options{Schema: rt.schema, Scorers: rt.manifest.Descriptions(), Checks: []pack.Check{checker}}
+}
+
+// newSession is the session for a loaded pack on a plugin host: each
+// scorer's identity and the scorer version.
+func newSession(rt *runtime, host *pluginhost.Host, p *pack.Pack, cel *kpi.Set, inProcess bool) *session {
+	s := &session{rt: rt, pack: p, cel: cel, host: host, descriptions: rt.manifest.Descriptions()}
 	bi := ReadBuildInfo()
 	s.hostVersion = bi.Version + "+" + bi.Revision
 	inProcSHA := ""
@@ -138,8 +143,7 @@ func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess boo
 		s.identities[e.ID] = ref
 	}
 	s.scorerVersion = scorerVersion(bi.Revision, s.used(), s.identities)
-	ok = true
-	return s, nil
+	return s
 }
 
 // start launches every scorer the pack uses, in parallel, so a plugin that

@@ -114,20 +114,7 @@ func (s *Store) Runs(ctx context.Context, packSHA256 string) ([]RunRow, error) {
 		args = append(args, packSHA256)
 	}
 	q += ` ORDER BY r.candidate, r.scorer_version, r.id`
-	rows, err := s.db.QueryContext(ctx, s.Rebind(q), args...)
-	if err != nil {
-		return nil, fmt.Errorf("read runs: %w", err)
-	}
-	defer rows.Close()
-	var out []RunRow
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read runs: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return s.queryRuns(ctx, q, args...)
 }
 
 // RunByID returns one stored run; an unknown id wraps ErrNotFound.

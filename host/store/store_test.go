@@ -606,12 +606,33 @@ func migrateOnlyTo(ctx context.Context, t *testing.T, s *Store, last int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"DROP TABLE company_eval_turns", "DROP TABLE company_eval_snapshots",
-		"DROP TABLE eval_run_events", "DROP TABLE eval_task_results", "DROP TABLE eval_runs",
-		"DROP TABLE company_eval_runs", "DROP TABLE company_eval_packs", "DELETE FROM schema_migrations"} {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
+	// Every table but schema_migrations goes, whatever later migrations add.
+	list := "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'"
+	drop := "DROP TABLE %s"
+	if s.dialect == Postgres {
+		list = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'"
+		drop = "DROP TABLE IF EXISTS %s CASCADE"
+	}
+	rows, err := s.db.QueryContext(ctx, list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
 		}
+		tables = append(tables, name)
+	}
+	rows.Close()
+	for _, tb := range tables {
+		if _, err := s.db.ExecContext(ctx, fmt.Sprintf(drop, tb)); err != nil {
+			t.Fatalf("drop %s: %v", tb, err)
+		}
+	}
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM schema_migrations"); err != nil {
+		t.Fatal(err)
 	}
 	for _, m := range ms {
 		if m.version > last {

@@ -203,6 +203,11 @@ func (s *Store) turns(ctx context.Context, runID int64, attempt int, label strin
 	if err != nil {
 		return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
 	}
+	return scanTurns(rows, runID)
+}
+
+// scanTurns reads and closes rows of id and turnColumns.
+func scanTurns(rows *sql.Rows, runID int64) ([]TurnRow, error) {
 	defer rows.Close()
 	var out []TurnRow
 	for rows.Next() {
