@@ -40,6 +40,20 @@ func (v *server) Score(ctx context.Context, req *scorerpb.ScoreRequest) (*scorer
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
 	}
+	return v.score(ctx, cases), nil
+}
+
+// scoreRaw is Score for the request's bytes, read by
+// scorerpb.UnmarshalCases (see fast.go).
+func (v *server) scoreRaw(ctx context.Context, req *rawMessage) (*scorerpb.ScoreResponse, error) {
+	cases, err := scorerpb.UnmarshalCases(req.b)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
+	}
+	return v.score(ctx, cases), nil
+}
+
+func (v *server) score(ctx context.Context, cases []*sdk.Case) *scorerpb.ScoreResponse {
 	outs := batchrun.Score(ctx, v.s, cases, v.limit)
 	resp := &scorerpb.ScoreResponse{Results: make([]*scorerpb.Result, len(cases))}
 	cancelled := 0
@@ -58,7 +72,7 @@ func (v *server) Score(ctx context.Context, req *scorerpb.ScoreRequest) (*scorer
 	if cancelled > 0 {
 		v.logger.Info("batch cancelled by the host", "cases", cancelled, "error", ctx.Err())
 	}
-	return resp, nil
+	return resp
 }
 
 // Plugin is the go-plugin value for the scorer plugin, on both sides: a
@@ -78,7 +92,7 @@ func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	scorerpb.RegisterScorerServer(s, &server{s: p.Impl, desc: p.Desc, logger: logger, limit: p.Limit})
+	s.RegisterService(serviceDesc(), &server{s: p.Impl, desc: p.Desc, logger: logger, limit: p.Limit})
 	return nil
 }
 
@@ -95,7 +109,7 @@ func Plugins(p *Plugin) map[int]plugin.PluginSet {
 // GRPCServerFunc builds the plugin's gRPC server with message limits large
 // enough for big batches.
 func GRPCServerFunc(opts []grpc.ServerOption) *grpc.Server {
-	opts = append(opts, grpc.MaxRecvMsgSize(MaxMessage), grpc.MaxSendMsgSize(MaxMessage))
+	opts = append(opts, grpc.MaxRecvMsgSize(MaxMessage), grpc.MaxSendMsgSize(MaxMessage), grpc.ForceServerCodecV2(rawCodec{}))
 	return grpc.NewServer(opts...)
 }
 

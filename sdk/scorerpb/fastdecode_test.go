@@ -1,0 +1,96 @@
+package scorerpb_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/assay-eval/assay/sdk/scorerpb"
+)
+
+// TestUnmarshalCasesMatchesProto checks the plugin's direct reader against
+// proto.Unmarshal followed by DecodeScoreRequest on the same bytes.
+func TestUnmarshalCasesMatchesProto(t *testing.T) {
+	t.Parallel()
+	cases, _, _ := sampleCases()
+	req, err := scorerpb.EncodeScoreRequest(cases)
+	if err != nil {
+		t.Fatalf("EncodeScoreRequest() error = %v", err)
+	}
+	tests := map[string]*scorerpb.ScoreRequest{
+		"sample": req,
+		"empty":  {},
+		"unknown fields skipped": func() *scorerpb.ScoreRequest {
+			r := proto.Clone(req).(*scorerpb.ScoreRequest)
+			r.Cases[0].ProtoReflect().SetUnknown([]byte{0xf8, 0x07, 0x01}) // field 127 varint 1
+			return r
+		}(),
+	}
+	for name, r := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b, err := proto.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back scorerpb.ScoreRequest
+			if err := proto.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			want, err := scorerpb.DecodeScoreRequest(&back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := scorerpb.UnmarshalCases(b)
+			if err != nil {
+				t.Fatalf("UnmarshalCases() error = %v", err)
+			}
+			if diff := cmp.Diff(want, got, ignoreIndex, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("UnmarshalCases() (-proto +direct):\n%s", diff)
+			}
+			if len(got) == 3 && (got[0].StateBefore != got[1].StateBefore || got[2].StateAfter != got[0].StateBefore) {
+				t.Errorf("UnmarshalCases() cases referencing one snapshot got different pointers")
+			}
+		})
+	}
+}
+
+func TestUnmarshalCasesErrors(t *testing.T) {
+	t.Parallel()
+	unknownRef, _ := proto.Marshal(&scorerpb.ScoreRequest{Cases: []*scorerpb.Case{{Id: "a", StateAfterRef: "s9"}}})
+	badUTF8, _ := proto.Marshal(&scorerpb.ScoreRequest{Cases: []*scorerpb.Case{{Id: "a", Turn: &scorerpb.Turn{}}}})
+	badUTF8 = append(badUTF8, 0x0a, 0x04, 0x0a, 0x02, 0xff, 0xfe) // a case whose id is not UTF-8
+	tests := map[string][]byte{
+		"unknown snapshot ref": unknownRef,
+		"truncated":            {0x0a, 0x05, 0x0a},
+		"invalid utf8":         badUTF8,
+	}
+	for name, b := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var back scorerpb.ScoreRequest
+			if proto.Unmarshal(b, &back) == nil {
+				if _, err := scorerpb.DecodeScoreRequest(&back); err == nil {
+					t.Fatalf("proto path accepts %x; the test input is wrong", b)
+				}
+			}
+			if _, err := scorerpb.UnmarshalCases(b); err == nil {
+				t.Errorf("UnmarshalCases(%x) error = nil, want an error", b)
+			}
+		})
+	}
+}
+
+func BenchmarkUnmarshalCases(b *testing.B) {
+	cases, _, _ := sampleCases()
+	req, _ := scorerpb.EncodeScoreRequest(cases)
+	buf, _ := proto.Marshal(req)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := scorerpb.UnmarshalCases(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
