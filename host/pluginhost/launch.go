@@ -33,7 +33,18 @@ func (clientPlugin) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
 }
 
 func (clientPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return scorerpb.NewScorerClient(c), nil
+	return &rpcClient{ScorerClient: scorerpb.NewScorerClient(c), conn: c}, nil
+}
+
+// rpcClient is the generated client plus the connection, on which Score
+// batches are sent as bytes written by scorerpb.MarshalCases.
+type rpcClient struct {
+	scorerpb.ScorerClient
+	conn *grpc.ClientConn
+}
+
+func (c *rpcClient) scoreRaw(ctx context.Context, req []byte) (*scorerpb.ScoreResponse, error) {
+	return scorerpb.ScoreRaw(ctx, c.conn, req)
 }
 
 var handshake = plugin.HandshakeConfig{
@@ -46,7 +57,7 @@ var handshake = plugin.HandshakeConfig{
 type instance struct {
 	client *plugin.Client
 	runner *groupRunner
-	rpc    scorerpb.ScorerClient
+	rpc    *rpcClient
 	desc   scorer.Description
 	sum    string // the sha256 of the file that runs, lowercase hex
 }
@@ -112,7 +123,7 @@ func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 		client.Kill()
 		return nil, fmt.Errorf("launching %s: dispensing %s: %w", lc.path, scorerpb.PluginName, err)
 	}
-	in := &instance{client: client, runner: r, rpc: raw.(scorerpb.ScorerClient), sum: hex.EncodeToString(sum)}
+	in := &instance{client: client, runner: r, rpc: raw.(*rpcClient), sum: hex.EncodeToString(sum)}
 	dctx, cancel := context.WithTimeout(ctx, lc.callTimeout)
 	defer cancel()
 	resp, err := in.rpc.Describe(dctx, &scorerpb.DescribeRequest{})

@@ -154,14 +154,14 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]batchrun.Outc
 	if err != nil {
 		return nil, err
 	}
-	req, err := scorerpb.EncodeScoreRequest(cases)
+	req, err := scorerpb.MarshalCases(nil, cases)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", p.entry.ID, err)
 	}
 	deadline := p.h.deadline(len(cases))
 	cctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
-	resp, err := in.rpc.Score(cctx, req)
+	resp, err := in.rpc.scoreRaw(cctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

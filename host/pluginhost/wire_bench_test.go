@@ -34,3 +34,23 @@ func BenchmarkWire64(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "bytes/batch")
 }
+
+// BenchmarkWire64Direct is BenchmarkWire64 on the path a batch takes since
+// protocol 1's direct reader and writer: scorerpb.MarshalCases on the host,
+// scorerpb.UnmarshalCases in the plugin (the same bytes).
+func BenchmarkWire64Direct(b *testing.B) {
+	cases := benchCases(64)
+	var size int
+	var buf []byte
+	for b.Loop() {
+		var err error
+		if buf, err = scorerpb.MarshalCases(buf[:0], cases); err != nil {
+			b.Fatal(err)
+		}
+		size = len(buf)
+		if _, err := scorerpb.UnmarshalCases(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(size), "bytes/batch")
+}

@@ -1,11 +1,15 @@
 package scorerpb_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/assay-eval/assay/sdk"
 
 	"github.com/assay-eval/assay/sdk/scorerpb"
 )
@@ -90,6 +94,60 @@ func BenchmarkUnmarshalCases(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := scorerpb.UnmarshalCases(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestMarshalCasesMatchesProto checks the host's direct writer against
+// EncodeScoreRequest: the bytes decode to the same message, and to the same
+// cases through both readers.
+func TestMarshalCasesMatchesProto(t *testing.T) {
+	t.Parallel()
+	sample, _, _ := sampleCases()
+	big := sample[0].Turn
+	big.StreamedText = strings.Repeat("long text ", 300) // lengths over one varint byte
+	tests := map[string][]*sdk.Case{
+		"sample":    sample,
+		"empty":     nil,
+		"long turn": {{ID: "long", Turn: big, Task: sample[0].Task}},
+	}
+	for name, cases := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			want, err := scorerpb.EncodeScoreRequest(cases)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := scorerpb.MarshalCases(nil, cases)
+			if err != nil {
+				t.Fatalf("MarshalCases() error = %v", err)
+			}
+			var got scorerpb.ScoreRequest
+			if err := proto.Unmarshal(b, &got); err != nil {
+				t.Fatalf("proto.Unmarshal(MarshalCases()) error = %v", err)
+			}
+			if diff := cmp.Diff(want, &got, protocmp.Transform()); diff != "" {
+				t.Errorf("MarshalCases() (-EncodeScoreRequest +got):\n%s", diff)
+			}
+			back, err := scorerpb.UnmarshalCases(b)
+			if err != nil {
+				t.Fatalf("UnmarshalCases(MarshalCases()) error = %v", err)
+			}
+			if diff := cmp.Diff(cases, back, ignoreIndex, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("UnmarshalCases(MarshalCases()) (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func BenchmarkMarshalCases(b *testing.B) {
+	cases, _, _ := sampleCases()
+	b.ReportAllocs()
+	var buf []byte
+	for b.Loop() {
+		var err error
+		if buf, err = scorerpb.MarshalCases(buf[:0], cases); err != nil {
 			b.Fatal(err)
 		}
 	}

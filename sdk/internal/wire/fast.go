@@ -4,9 +4,6 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/encoding"
-	protocodec "google.golang.org/grpc/encoding/proto"
-	"google.golang.org/grpc/mem"
 
 	"github.com/assay-eval/assay/sdk/scorerpb"
 )
@@ -16,29 +13,8 @@ import (
 // converting it: the bytes on the wire are the same protocol-1 message, so
 // hosts need no change. docs/protocol.md ("Performance") has the numbers.
 
-// rawMessage is a message kept as its protobuf bytes.
-type rawMessage struct{ b []byte }
-
-// rawCodec is gRPC's protobuf codec, except that a *rawMessage is filled
-// with a copy of the bytes received.
-type rawCodec struct{}
-
-func (rawCodec) proto() encoding.CodecV2 { return encoding.GetCodecV2(protocodec.Name) }
-
-func (c rawCodec) Marshal(v any) (mem.BufferSlice, error) { return c.proto().Marshal(v) }
-
-func (c rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	if r, ok := v.(*rawMessage); ok {
-		r.b = data.Materialize()
-		return nil
-	}
-	return c.proto().Unmarshal(data, v)
-}
-
-func (rawCodec) Name() string { return protocodec.Name }
-
-// serviceDesc is the generated Scorer service with Score decoding through
-// rawMessage.
+// serviceDesc is the generated Scorer service with Score reading its
+// request as a scorerpb.RawMessage (the server runs scorerpb.RawCodec).
 func serviceDesc() *grpc.ServiceDesc {
 	d := scorerpb.Scorer_ServiceDesc
 	d.Methods = append([]grpc.MethodDesc(nil), d.Methods...)
@@ -51,7 +27,7 @@ func serviceDesc() *grpc.ServiceDesc {
 }
 
 func scoreHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
-	in := new(rawMessage)
+	in := new(scorerpb.RawMessage)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -61,6 +37,6 @@ func scoreHandler(srv any, ctx context.Context, dec func(any) error, interceptor
 	}
 	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: scorerpb.Scorer_Score_FullMethodName}
 	return interceptor(ctx, in, info, func(ctx context.Context, req any) (any, error) {
-		return s.scoreRaw(ctx, req.(*rawMessage))
+		return s.scoreRaw(ctx, req.(*scorerpb.RawMessage))
 	})
 }

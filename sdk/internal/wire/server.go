@@ -45,8 +45,8 @@ func (v *server) Score(ctx context.Context, req *scorerpb.ScoreRequest) (*scorer
 
 // scoreRaw is Score for the request's bytes, read by
 // scorerpb.UnmarshalCases (see fast.go).
-func (v *server) scoreRaw(ctx context.Context, req *rawMessage) (*scorerpb.ScoreResponse, error) {
-	cases, err := scorerpb.UnmarshalCases(req.b)
+func (v *server) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (*scorerpb.ScoreResponse, error) {
+	cases, err := scorerpb.UnmarshalCases(req.B)
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
 	}
@@ -109,7 +109,7 @@ func Plugins(p *Plugin) map[int]plugin.PluginSet {
 // GRPCServerFunc builds the plugin's gRPC server with message limits large
 // enough for big batches.
 func GRPCServerFunc(opts []grpc.ServerOption) *grpc.Server {
-	opts = append(opts, grpc.MaxRecvMsgSize(MaxMessage), grpc.MaxSendMsgSize(MaxMessage), grpc.ForceServerCodecV2(rawCodec{}))
+	opts = append(opts, grpc.MaxRecvMsgSize(MaxMessage), grpc.MaxSendMsgSize(MaxMessage), grpc.ForceServerCodecV2(scorerpb.RawCodec{}))
 	return grpc.NewServer(opts...)
 }
 
