@@ -55,7 +55,8 @@ func appendValue(buf []byte, v any) ([]byte, bool) {
 		}
 		return append(buf, ']'), true
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		var small [8]string // most argument objects are small: no allocation
+		keys := small[:0]
 		for k := range x {
 			keys = append(keys, k)
 		}
@@ -103,7 +104,13 @@ func appendFloat(buf []byte, f float64) ([]byte, bool) {
 // ParseArgs decodes a JSON object of tool-call arguments exactly as
 // encoding/json does into map[string]any.
 func ParseArgs(b []byte) (map[string]any, error) {
-	p := argParser{b: b}
+	return parseArgs(b, nil)
+}
+
+// parseArgs is ParseArgs sharing short strings (keys, small values) through
+// names when it is not nil.
+func parseArgs(b []byte, names map[string]string) (map[string]any, error) {
+	p := argParser{b: b, names: names}
 	p.space()
 	if v, ok := p.object(); ok {
 		p.space()
@@ -124,8 +131,9 @@ func ParseArgs(b []byte) (map[string]any, error) {
 // argParser reads the JSON that AppendArgs writes; anything else makes it
 // give up (ok false) so the caller falls back to encoding/json.
 type argParser struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	names map[string]string // shared strings, or nil
 }
 
 func (p *argParser) space() {
@@ -250,7 +258,17 @@ func (p *argParser) str() (string, bool) {
 		c := p.b[j]
 		if c == '"' {
 			p.i = j + 1
-			return string(p.b[start:j]), true
+			if p.names == nil || j-start > maxShared {
+				return string(p.b[start:j]), true
+			}
+			if s, ok := p.names[string(p.b[start:j])]; ok {
+				return s, true
+			}
+			s := string(p.b[start:j])
+			if len(p.names) < maxNames {
+				p.names[s] = s
+			}
+			return s, true
 		}
 		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
 			return "", false
@@ -305,3 +323,10 @@ func (p *argParser) number() (any, bool) {
 	p.i = j
 	return f, true
 }
+
+// maxShared is the longest string parseArgs shares, and maxNames how many
+// distinct strings a batch shares at most.
+const (
+	maxShared = 64
+	maxNames  = 4096
+)

@@ -131,7 +131,7 @@ func (d *fastDecoder) name(v []byte) (string, error) {
 		return s, nil
 	}
 	s, err := str(v)
-	if err == nil && len(d.names) < 4096 {
+	if err == nil && len(d.names) < maxNames {
 		d.names[s] = s
 	}
 	return s, err
@@ -389,7 +389,7 @@ func (d *fastDecoder) toolCall(t *sdk.Turn, b []byte) error {
 	}
 	parsed := map[string]any{}
 	if len(args) > 0 {
-		if parsed, err = ParseArgs(args); err != nil {
+		if parsed, err = parseArgs(args, d.names); err != nil {
 			return fmt.Errorf("decoding args of tool call %d (%s): %w", len(t.ToolCalls), name, err)
 		}
 	}
