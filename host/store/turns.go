@@ -39,13 +39,15 @@ type TurnRow struct {
 	StateBeforeSHA256 string          // a company_eval_snapshots key, or empty
 	StateAfterSHA256  string          // a company_eval_snapshots key, or empty
 	Result            json.RawMessage // the turn's whole results.json object
+	TraceSHA256       string          // a company_eval_blobs key, or empty (recorded before evidence was kept)
+	MetricsSHA256     string          // a company_eval_blobs key, or empty
 	CreatedAt         time.Time       // set when read back
 }
 
 const turnColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
-	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key`
+	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, trace_sha256, metrics_sha256`
 
-const turnColumnCount = 17
+const turnColumnCount = 19
 
 // turnsPerStatement bounds a multi-row INSERT well under both databases'
 // parameter limits.
@@ -62,7 +64,8 @@ func (t *TurnRow) args(now time.Time) ([]any, error) {
 	}
 	return []any{t.RunID, t.Label, t.Attempt, t.Status, nullFloat(t.ProcessScore), nullFloat(t.KPIScore), nullFloat(t.TurnScore),
 		jsonText(t.Checks, "[]"), jsonText(t.FailureTags, "[]"), t.ScorerID, t.ScorerSHA256,
-		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now, max(t.Revision, 1), t.InputKey}, nil
+		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now, max(t.Revision, 1), t.InputKey,
+		t.TraceSHA256, t.MetricsSHA256}, nil
 }
 
 func nullFloat(f *float64) any {
@@ -203,7 +206,7 @@ func (s *Store) turns(ctx context.Context, runID int64, attempt int, label strin
 		var checks, tags, result []byte
 		if err := rows.Scan(&t.ID, &t.RunID, &t.Label, &t.Attempt, &t.Status, &process, &kpi,
 			&turn, &checks, &tags, &t.ScorerID, &t.ScorerSHA256, &t.StateBeforeSHA256,
-			&t.StateAfterSHA256, &result, &t.CreatedAt, &t.Revision, &t.InputKey); err != nil {
+			&t.StateAfterSHA256, &result, &t.CreatedAt, &t.Revision, &t.InputKey, &t.TraceSHA256, &t.MetricsSHA256); err != nil {
 			return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
 		}
 		t.ProcessScore, t.KPIScore, t.TurnScore = floatPtr(process), floatPtr(kpi), floatPtr(turn)

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -61,6 +60,7 @@ type Engine struct {
 	files     fileCache
 	tasks     map[string]*taskInfo
 	upstreams map[string][]scorer.ID // label of a task whose scorer needs upstream results -> its upstream scorers
+	gzips     sync.Pool              // *gzip.Writer, reused to compress evidence
 }
 
 // taskInfo is a pack task with its wire form computed once.
@@ -216,6 +216,9 @@ type prepared struct {
 	// beforeSHA and afterSHA are the sha256 of the snapshots' bytes, as recorded.
 	beforeSHA, afterSHA string
 	snaps               []snapshotBlob // raw snapshots to record
+	traceSHA            string         // sha256 of the trace's bytes
+	traceBlob           *store.Blob    // the compressed trace to record; nil when stored already or not recorded
+	metrics             []byte         // the metrics row to record
 	diags               diag.List
 	failed              bool // the input could not be read: the turn is unscored
 
@@ -395,10 +398,10 @@ func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v 
 }
 
 // recordChunk finishes a chunk's turns and records the ones scored (a
-// reused turn is already recorded).
+// reused turn is already recorded) with their evidence.
 func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) error {
 	rows := make([]store.TurnRow, 0, len(chunk))
-	var snaps []snapshotBlob
+	var blobs []store.Blob
 	for _, p := range chunk {
 		if p.reused != nil {
 			v.results[p.spec.Label] = *p.reused
@@ -418,12 +421,6 @@ func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) er
 		if v.run == nil {
 			continue
 		}
-		for _, s := range p.snaps {
-			if !v.stored[s.sha] {
-				v.stored[s.sha] = true
-				snaps = append(snaps, s)
-			}
-		}
 		row, err := turnRow(v.run, &r)
 		if err != nil {
 			return err
@@ -432,20 +429,55 @@ func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) er
 		if p.prior != nil {
 			row.Revision = p.prior.Revision + 1
 		}
+		if blobs, err = e.evidenceOf(v, p, &row, blobs); err != nil {
+			return err
+		}
 		rows = append(rows, row)
 	}
 	if v.run == nil {
 		return nil
 	}
-	for _, s := range snaps {
-		if err := e.cfg.Store.PutSnapshot(ctx, s.sha, s.raw); err != nil {
-			return fmt.Errorf("recording state snapshot: %w", err)
-		}
+	if err := e.cfg.Store.PutBlobs(ctx, blobs); err != nil {
+		return fmt.Errorf("recording evidence of %s: %w", v.candidate, err)
 	}
 	if err := e.cfg.Store.InsertTurns(ctx, rows); err != nil {
 		return fmt.Errorf("recording turns of %s: %w", v.candidate, err)
 	}
 	return nil
+}
+
+// evidenceOf sets the row's evidence references and appends the blobs this
+// pass has not recorded yet (docs/evidence.md).
+func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []store.Blob) ([]store.Blob, error) {
+	if p.failed {
+		return blobs, nil // nothing readable to keep
+	}
+	row.TraceSHA256 = p.traceSHA
+	if p.traceBlob != nil && !v.stored[p.traceSHA] {
+		v.stored[p.traceSHA] = true
+		blobs = append(blobs, *p.traceBlob)
+	}
+	add := func(kind, sha string, raw []byte) error {
+		if sha == "" || v.stored[sha] || raw == nil {
+			return nil
+		}
+		v.stored[sha] = true
+		b, err := e.compressBlob(kind, sha, raw)
+		blobs = append(blobs, b)
+		return err
+	}
+	if p.metrics != nil {
+		row.MetricsSHA256 = sha256Hex(p.metrics)
+		if err := add(store.BlobMetrics, row.MetricsSHA256, p.metrics); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range p.snaps {
+		if err := add(store.BlobSnapshot, s.sha, s.raw); err != nil {
+			return nil, err
+		}
+	}
+	return blobs, nil
 }
 
 // turnRow is the database row of a turn result.
@@ -485,7 +517,7 @@ func (e *Engine) prepareChunk(ctx context.Context, v *pass, specs []*TurnSpec) [
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = e.prepare(v, specs[i], cache)
+				out[i] = e.prepare(ctx, v, specs[i], cache)
 			}
 		}()
 	}
@@ -513,11 +545,12 @@ type snapshotCache struct {
 }
 
 // prepare reads one turn's trace and snapshots and, when turns are
-// recorded, computes its input key.
+// recorded, computes its input key and keeps its evidence.
 // A turn recorded before with the same key is reused and not parsed;
-// otherwise the trace and snapshots are parsed. Problems are recorded on
-// the turn; they never stop the run.
-func (e *Engine) prepare(v *pass, ts *TurnSpec, cache *snapshotCache) *prepared {
+// otherwise the trace is parsed while it is hashed and compressed, and the
+// snapshots are parsed. Problems are recorded on the turn; they never stop
+// the run.
+func (e *Engine) prepare(ctx context.Context, v *pass, ts *TurnSpec, cache *snapshotCache) *prepared {
 	p := &prepared{spec: ts, info: e.tasks[ts.Label]}
 	if prior, ok := v.prior[ts.Label]; ok {
 		p.prior = &prior
@@ -530,30 +563,60 @@ func (e *Engine) prepare(v *pass, ts *TurnSpec, cache *snapshotCache) *prepared 
 			return p.fail(ts.Pos, "turns.read", err)
 		}
 	}
-	name := ts.Pos.String()
-	if ts.TracePath != "" {
-		name = ts.TracePath
-		if traceSrc, err = os.ReadFile(ts.TracePath); err != nil {
-			return p.fail(ts.Pos, "trace.read", fmt.Errorf("opening trace: %w", err))
+	before := e.readPart(ctx, p, ts.StateBefore, beforeSrc)
+	after := e.readPart(ctx, p, ts.StateAfter, afterSrc)
+	record := !p.failed && v.run != nil
+	if record && p.prior != nil && p.prior.InputKey != "" {
+		// Recorded before: hash first, so an unchanged turn is not parsed.
+		sha, err := e.hashTrace(ctx, ts, traceSrc)
+		if err != nil {
+			return p.fail(ts.Pos, "trace.read", err)
 		}
-	}
-	before := e.readPart(p, ts.StateBefore, beforeSrc)
-	after := e.readPart(p, ts.StateAfter, afterSrc)
-	if !p.failed && v.run != nil {
-		p.key = e.inputKey(p.info, ts, sha256Hex(traceSrc), before.sha, after.sha)
-		if p.reuse() {
+		if p.key = e.inputKey(p.info, ts, sha, before.sha, after.sha); p.reuse() {
 			return p
 		}
 	}
-	turn, ds, err := trace.Parse(name, bytes.NewReader(traceSrc))
-	if err != nil {
-		return p.fail(ts.Pos, "trace.read", err)
+	if !e.parseTrace(ctx, p, traceSrc, record) {
+		return p
 	}
-	p.turn = turn
-	p.diags = append(p.diags, ds...)
+	if record {
+		p.key = e.inputKey(p.info, ts, p.traceSHA, before.sha, after.sha)
+		p.metrics = metricsRow(ts)
+	}
 	p.before, p.beforeSHA = e.snapshot(p, ts.StateBefore, before, cache)
 	p.after, p.afterSHA = e.snapshot(p, ts.StateAfter, after, cache)
 	return p
+}
+
+// parseTrace parses the turn's trace as it streams it through the hasher
+// and, when recording a trace not stored yet, the compressor. A trace read
+// from stored evidence must hash to the key it was stored under.
+func (e *Engine) parseTrace(ctx context.Context, p *prepared, inline []byte, record bool) bool {
+	ts := p.spec
+	name := ts.Pos.String()
+	if ts.TracePath != "" {
+		name = ts.TracePath
+	}
+	src, err := e.openTrace(ctx, ts, inline)
+	if err != nil {
+		p.fail(ts.Pos, "trace.read", err)
+		return false
+	}
+	defer src.Close()
+	tee := e.newEvidenceTee(src, record && ts.traceSHA == "")
+	turn, ds, err := trace.Parse(name, tee)
+	sha, blob, ferr := tee.finish(store.BlobTrace)
+	if err = errors.Join(err, ferr); err != nil {
+		p.fail(ts.Pos, "trace.read", err)
+		return false
+	}
+	if ts.traceSHA != "" && sha != ts.traceSHA {
+		p.fail(ts.Pos, "evidence.corrupt", fmt.Errorf("stored trace %s reads back as %s", ts.traceSHA, sha))
+		return false
+	}
+	p.turn, p.traceSHA, p.traceBlob = turn, sha, blob
+	p.diags = append(p.diags, ds...)
+	return true
 }
 
 // reuse takes the turn's recorded result when it was scored from the same
@@ -592,10 +655,17 @@ type partSrc struct {
 }
 
 // readPart reads one state part; an unreadable file is recorded on the turn.
-func (e *Engine) readPart(p *prepared, part Part, inline []byte) partSrc {
+func (e *Engine) readPart(ctx context.Context, p *prepared, part Part, inline []byte) partSrc {
 	switch {
 	case part.Empty():
 		return partSrc{}
+	case part.stored != "":
+		raw, err := e.cfg.Store.ReadBlob(ctx, part.stored)
+		if err != nil {
+			p.fail(part.Pos, "state.read", err)
+			return partSrc{}
+		}
+		return partSrc{raw: raw, sha: part.stored, ok: true}
 	case part.Path == "":
 		return partSrc{raw: inline, sha: sha256Hex(inline), ok: true}
 	}

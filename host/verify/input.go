@@ -57,6 +57,9 @@ type TurnSpec struct {
 	// snapshots are read again when the turn is scored, so a run's traces
 	// are never all in memory at once.
 	line *lineRef
+	// traceSHA names a trace kept as evidence (docs/evidence.md): a turn
+	// rescored from the database reads it from there.
+	traceSHA string
 
 	StateBefore Part
 	StateAfter  Part
@@ -67,11 +70,12 @@ type TurnSpec struct {
 type Part struct {
 	Path   string
 	inline bool
+	stored string // the sha256 of a snapshot kept as evidence
 	Pos    diag.Pos
 }
 
 // Empty reports whether the part is absent.
-func (p Part) Empty() bool { return p.Path == "" && !p.inline }
+func (p Part) Empty() bool { return p.Path == "" && !p.inline && p.stored == "" }
 
 // metrics is one row of a candidate directory's results.json or one turns line.
 type metrics struct {

@@ -1,0 +1,22 @@
+-- Evidence kept with every turn (docs/evidence.md), Postgres dialect.
+-- sqlite/004_evidence.sql is the same change.
+--
+-- company_eval_blobs holds every trace, state snapshot and metrics row a
+-- turn was scored from, once per sha256 of its uncompressed bytes, gzip
+-- compressed. Turns reference their trace and metrics row by sha256 (the
+-- snapshots were referenced already). Rows recorded before this migration
+-- have empty references and cannot be rescored; snapshots stored before it
+-- stay in company_eval_snapshots and are still read from there.
+CREATE TABLE company_eval_blobs (
+    sha256     TEXT PRIMARY KEY,
+    kind       TEXT NOT NULL,
+    encoding   TEXT NOT NULL,
+    size       INTEGER NOT NULL,
+    data       BYTEA NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL
+);
+ALTER TABLE company_eval_turns ADD COLUMN trace_sha256 TEXT NOT NULL DEFAULT '';
+ALTER TABLE company_eval_turns ADD COLUMN metrics_sha256 TEXT NOT NULL DEFAULT '';
+-- units are the run's drift units as JSON: pack sha256, each scorer's id,
+-- version and sha256, scorer version, policy and skill versions.
+ALTER TABLE company_eval_runs ADD COLUMN units TEXT NOT NULL DEFAULT '{}';
