@@ -257,13 +257,17 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	v := &pass{candidate: in.Candidate, prior: map[string]store.TurnRow{},
 		results: make(map[string]TurnResult, len(e.tasks)), stored: map[string]bool{}, out: out}
 	if e.cfg.Store != nil {
-		var err error
+		units, err := json.Marshal(e.units(in))
+		if err != nil {
+			return nil, fmt.Errorf("starting run for %s: %w", in.Candidate, err)
+		}
 		v.run, err = e.cfg.Store.BeginRun(ctx, store.RunKey{
 			Candidate:     in.Candidate,
 			PackSHA256:    e.cfg.Pack.SHA256,
 			PackName:      e.cfg.Pack.Name(),
 			ScorerVersion: e.cfg.ScorerVersion,
 			HostVersion:   e.cfg.HostVersion,
+			Units:         units,
 		}, opts.Fresh)
 		if err != nil {
 			return nil, fmt.Errorf("starting run for %s: %w", in.Candidate, err)
@@ -468,6 +472,9 @@ func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []st
 	}
 	if p.metrics != nil {
 		row.MetricsSHA256 = sha256Hex(p.metrics)
+		if p.spec.traceSHA != "" { // read from stored evidence: stored already
+			return blobs, nil
+		}
 		if err := add(store.BlobMetrics, row.MetricsSHA256, p.metrics); err != nil {
 			return nil, err
 		}
@@ -715,7 +722,9 @@ func (e *Engine) snapshot(p *prepared, part Part, src partSrc, cache *snapshotCa
 		}
 		cache.mu.Unlock()
 	}
-	p.snaps = append(p.snaps, snapshotBlob{sha: src.sha, raw: src.raw})
+	if part.stored == "" { // stored evidence is stored already
+		p.snaps = append(p.snaps, snapshotBlob{sha: src.sha, raw: src.raw})
+	}
 	if part.Path != "" {
 		e.files.put(part.Path, s, src.sha)
 	}

@@ -39,6 +39,10 @@ const maxTurnLine = 64 << 20
 type Input struct {
 	Candidate string
 	Turns     []TurnSpec
+	// PolicyVersion and SkillVersion are the harness's, from a run
+	// directory's run.json or the request; drift units (docs/evidence.md).
+	PolicyVersion string
+	SkillVersion  string
 }
 
 // TurnSpec says where one turn's parts are.
@@ -131,6 +135,11 @@ func ReadRunDir(dir, candidate string) (*Input, diag.List, error) {
 		return nil, nil, fmt.Errorf("reading run metrics: %w", err)
 	}
 	in := &Input{Candidate: candidate}
+	vs, err := readRunVersions(dir)
+	if err != nil {
+		return nil, diags, err
+	}
+	in.PolicyVersion, in.SkillVersion = vs.PolicyVersion, vs.SkillVersion
 	for _, e := range entries {
 		label, ok := traceLabel(e)
 		if !ok {

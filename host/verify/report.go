@@ -55,6 +55,9 @@ type CandidateReport struct {
 	Retried       int        `json:"retried"`
 	RetriedLabels []string   `json:"retried_labels"`
 	Verdict       RunVerdict `json:"verdict"`
+	// Drift lists the drift units that differ from the baseline's run
+	// (docs/evidence.md); absent without a baseline.
+	Drift []Drift `json:"drift,omitempty"`
 }
 
 // CandidateError is a candidate that could not be verified.

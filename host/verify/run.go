@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,13 @@ type Request struct {
 	// this request's candidates, else its latest recorded run of the same
 	// pack and scorer version.
 	Baseline string
+	// Inputs are candidates given already read (stored evidence, for
+	// rescore); verified after Runs and TurnsFile.
+	Inputs []*Input
+	// PolicyVersion and SkillVersion, when set, are every candidate's,
+	// over any run.json (drift units, docs/evidence.md).
+	PolicyVersion string
+	SkillVersion  string
 	// Fresh starts every candidate over as a new attempt.
 	Fresh bool
 	// OutDir, when set, receives results.json (streamed) and summary.json
@@ -127,12 +135,13 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 
 // runner is one Run in progress.
 type runner struct {
-	req      Request
-	rep      *Report
-	eng      *Engine
-	rw       *resultsWriter
-	baseline map[string]float64 // task label -> the baseline's turn score
-	scorerOf map[string]string  // task label -> its scorer
+	req       Request
+	rep       *Report
+	eng       *Engine
+	rw        *resultsWriter
+	baseline  map[string]float64 // task label -> the baseline's turn score
+	baseUnits Units              // the baseline run's drift units
+	scorerOf  map[string]string  // task label -> its scorer
 }
 
 func (r *runner) diagnose(ds diag.List) {
@@ -178,6 +187,11 @@ func (r *runner) readInputs() ([]*Input, error) {
 		seen[in.Candidate] = dir
 		inputs = append(inputs, in)
 	}
+	inputs = append(inputs, r.req.Inputs...)
+	for _, in := range inputs {
+		in.PolicyVersion = cmp.Or(r.req.PolicyVersion, in.PolicyVersion)
+		in.SkillVersion = cmp.Or(r.req.SkillVersion, in.SkillVersion)
+	}
 	base := r.req.Baseline
 	sort.SliceStable(inputs, func(i, j int) bool { return inputs[i].Candidate == base && inputs[j].Candidate != base })
 	return inputs, nil
@@ -203,11 +217,11 @@ func (r *runner) loadBaseline(ctx context.Context, inputs []*Input) error {
 		return nil
 	}
 	cfg := r.req.Engine
-	results, err := Recorded(ctx, cfg.Store, base, cfg.Pack.SHA256, cfg.ScorerVersion)
+	run, results, err := recordedRun(ctx, cfg.Store, base, cfg.Pack.SHA256, cfg.ScorerVersion)
 	if err != nil {
 		return &InputError{Err: fmt.Errorf("baseline %s: %w", base, err)}
 	}
-	r.baseline = turnScores(results)
+	r.baseline, r.baseUnits = turnScores(results), RunUnits(run)
 	return nil
 }
 
@@ -226,9 +240,10 @@ func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error
 		Retried: len(out.Retried), RetriedLabels: nonNil(out.Retried)}
 	var regressions []string
 	if out.Candidate == r.req.Baseline {
-		r.baseline = turnScores(out.Results)
+		r.baseline, r.baseUnits = turnScores(out.Results), r.eng.units(in)
 	} else if r.baseline != nil {
 		regressions = regressed(out.Results, r.baseline)
+		c.Drift = DriftBetween(r.baseUnits, r.eng.units(in))
 	}
 	c.Verdict = runVerdict(out, regressions)
 	if err := finishRun(ctx, r.req.Engine.Store, out, c); err != nil {
