@@ -27,6 +27,7 @@ func (a *app) verifyCommand() *cli.Command {
 		Usage: "score whole harness runs: turn scores, gates, failure tags, verdicts and the Pareto frontier",
 		UsageText: `assay verify --pack P (--run DIR)... | --turns FILE [--candidate ID] [--out DIR]
              [--db URL] [--in-process] [--baseline ID] [--fresh] [--format text|json]
+             [--policy-version V] [--skill-version V]
 
 Reads each candidate run (a harness directory with results/<label>.ndjson traces,
 optional results.json metrics and state/<label>.{before,after}.json snapshots; or a
@@ -57,6 +58,8 @@ Example:
 			&cli.BoolFlag{Name: "in-process", Usage: "run the built-in scorers inside the host (debugging, performance baseline)"},
 			&cli.StringFlag{Name: "baseline", Usage: "candidate `ID` to compare against for regressions"},
 			&cli.BoolFlag{Name: "fresh", Usage: "start over as a new attempt instead of resuming"},
+			&cli.StringFlag{Name: "policy-version", Usage: "the harness's policy `VERSION` (over run.json's)"},
+			&cli.StringFlag{Name: "skill-version", Usage: "the harness's skill `VERSION`, a hash of the skill's content (over run.json's)"},
 			&cli.IntFlag{Name: "batch-size", Value: 64, Usage: "cases per plugin call"},
 			&cli.Float64Flag{Name: "scorer-error-share", Value: verify.DefaultScorerErrorShare,
 				Usage: "exit 3 when a scorer fails on more than this `SHARE` of a candidate's turns (or on all of them)"},
@@ -113,6 +116,8 @@ func (a *app) verify(c *cli.Context) error {
 		Candidate:        c.String("candidate"),
 		Baseline:         c.String("baseline"),
 		Fresh:            c.Bool("fresh"),
+		PolicyVersion:    c.String("policy-version"),
+		SkillVersion:     c.String("skill-version"),
 		OutDir:           c.String("out"),
 		ScorerErrorShare: share,
 		Start:            start,
@@ -196,6 +201,7 @@ func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport
 		fmt.Fprintf(w, " (resumed: %d recorded turns reused, their inputs unchanged)", cs.Reused)
 	}
 	fmt.Fprintln(w)
+	printDrift(w, "  ", cs.Drift)
 	if len(cs.RescoredLabels) > 0 {
 		fmt.Fprintf(w, "  rescored (inputs changed since recorded): %s\n", strings.Join(cs.RescoredLabels, ", "))
 	}
