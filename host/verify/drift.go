@@ -44,8 +44,8 @@ func orNone(s string) string {
 // DriftBetween lists every unit that differs from a to b: the pack, each
 // scorer (added, removed, or another version or binary), the policy and the
 // skill version. The combined scorer version is implied by the scorers and
-// not listed again; units unknown on either side (a run recorded before
-// units were kept) are not compared.
+// listed only when one side's scorers are unknown (a run recorded before
+// units were kept).
 func DriftBetween(a, b Units) []Drift {
 	var out []Drift
 	add := func(unit, from, to string) {
@@ -58,11 +58,12 @@ func DriftBetween(a, b Units) []Drift {
 	}
 	if a.ScorerVersion != "" && b.ScorerVersion != "" {
 		as, bs := scorerMap(a.Scorers), scorerMap(b.Scorers)
-		for _, id := range unionKeys(as, bs) {
-			add("scorer "+id, scorerUnit(as, id), scorerUnit(bs, id))
-		}
-		if len(as) == 0 && len(bs) == 0 {
+		if len(as) == 0 || len(bs) == 0 { // a run recorded before its scorers were
 			add("scorer_version", shortSHA(a.ScorerVersion), shortSHA(b.ScorerVersion))
+		} else {
+			for _, id := range unionKeys(as, bs) {
+				add("scorer "+id, scorerUnit(as, id), scorerUnit(bs, id))
+			}
 		}
 	}
 	add("policy_version", a.PolicyVersion, b.PolicyVersion)
@@ -129,17 +130,25 @@ func RunUnits(r store.RunRow) Units {
 
 // units are the drift units of a verification of in.
 func (e *Engine) units(in *Input) Units {
+	u := ConfigUnits(e.cfg)
+	u.PolicyVersion, u.SkillVersion = in.PolicyVersion, in.SkillVersion
+	return u
+}
+
+// ConfigUnits are the drift units of verifying with cfg: its pack and every
+// scorer its tasks use, upstream scorers included; no policy or skill
+// version.
+func ConfigUnits(cfg Config) Units {
 	used := map[scorer.ID]bool{}
-	for _, t := range e.cfg.Pack.Tasks {
+	for _, t := range cfg.Pack.Tasks {
 		used[t.Scorer] = true
-		for _, up := range e.upstreams[t.Label] {
+		for _, up := range Upstreams(cfg.Descriptions, t) {
 			used[up] = true
 		}
 	}
-	u := Units{PackSHA256: e.cfg.Pack.SHA256, Scorers: []ScorerRef{}, ScorerVersion: e.cfg.ScorerVersion,
-		PolicyVersion: in.PolicyVersion, SkillVersion: in.SkillVersion}
+	u := Units{PackSHA256: cfg.Pack.SHA256, Scorers: []ScorerRef{}, ScorerVersion: cfg.ScorerVersion}
 	for id := range used {
-		ref := e.cfg.Identities[id]
+		ref := cfg.Identities[id]
 		ref.ID = string(id)
 		u.Scorers = append(u.Scorers, ref)
 	}
