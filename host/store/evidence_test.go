@@ -90,8 +90,10 @@ func TestEvidenceOnOldDatabase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := old.db.ExecContext(ctx, "DROP TABLE company_eval_blobs"); err != nil {
-				t.Fatal(err)
+			for _, q := range []string{"DROP TABLE company_eval_blobs", "DROP TABLE company_eval_probes"} {
+				if _, err := old.db.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
 			}
 			for _, q := range []string{"ALTER TABLE company_eval_turns DROP COLUMN trace_sha256",
 				"ALTER TABLE company_eval_turns DROP COLUMN metrics_sha256", "ALTER TABLE company_eval_runs DROP COLUMN units",

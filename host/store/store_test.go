@@ -502,7 +502,7 @@ func TestTurnRevisionsOnOldDatabase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range []string{"DROP TABLE company_eval_blobs", "DROP TABLE company_eval_turns", "DROP TABLE company_eval_snapshots",
+			for _, q := range []string{"DROP TABLE company_eval_blobs", "DROP TABLE company_eval_probes", "DROP TABLE company_eval_turns", "DROP TABLE company_eval_snapshots",
 				"DROP TABLE eval_run_events", "DROP TABLE eval_task_results", "DROP TABLE eval_runs",
 				"DROP TABLE company_eval_runs", "DROP TABLE company_eval_packs", "DELETE FROM schema_migrations"} {
 				if _, err := old.db.ExecContext(ctx, q); err != nil {

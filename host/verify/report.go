@@ -32,6 +32,9 @@ type Report struct {
 	// UnreadableTurns counts the turns recorded unscored because their input
 	// (trace or snapshot) could not be read.
 	UnreadableTurns int `json:"unreadable_turns"`
+	// ScorerHealth is each scorer's latest probe (docs/evidence.md); a
+	// nondeterministic scorer is flagged here.
+	ScorerHealth []ScorerHealth `json:"scorer_health"`
 	// Diagnostics are every input problem found, warnings included; they
 	// were also passed to Request.Diagnostics as they were found.
 	Diagnostics diag.List `json:"-"`

@@ -122,6 +122,9 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 		sums = append(sums, c.Summary)
 	}
 	rep.Frontier = Frontier(p.Scoring.ParetoFilter, sums)
+	if rep.ScorerHealth, err = scorerHealth(ctx, req.Engine); err != nil {
+		return nil, err
+	}
 	if r.rw != nil {
 		if err := r.rw.close(); err != nil {
 			return nil, err

@@ -20,3 +20,17 @@ ALTER TABLE company_eval_turns ADD COLUMN metrics_sha256 TEXT NOT NULL DEFAULT '
 -- units are the run's drift units as JSON: pack sha256, each scorer's id,
 -- version and sha256, scorer version, policy and skill versions.
 ALTER TABLE company_eval_runs ADD COLUMN units TEXT NOT NULL DEFAULT '{}';
+-- One row per scorer per `assay scorers probe`: whether re-scoring stored
+-- turns gave the same result on every repeat and the stored result.
+CREATE TABLE company_eval_probes (
+    id          INTEGER PRIMARY KEY,
+    scorer_id   TEXT NOT NULL,
+    version     TEXT NOT NULL,
+    sha256      TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    reason      TEXT NOT NULL,
+    turns       INTEGER NOT NULL,
+    repeats     INTEGER NOT NULL,
+    seed        BIGINT NOT NULL,
+    created_at  TIMESTAMP NOT NULL
+);
