@@ -178,6 +178,7 @@ func (a *app) printReport(rep *verify.Report, format string) error {
 		}
 	} else {
 		printFrontier(a.stdout, rep.Frontier)
+		printHealth(a.stdout, rep.ScorerHealth, false)
 	}
 	for _, e := range rep.Errors {
 		fmt.Fprintf(a.stderr, "candidate %s (%s) not verified: %s\n", e.Candidate, e.Input, e.Error)

@@ -16,15 +16,15 @@ const (
 
 // ProbeRow is one scorer's result of one `assay scorers probe`.
 type ProbeRow struct {
-	ScorerID  string
-	Version   string
-	SHA256    string
-	Status    string
-	Reason    string
-	Turns     int // stored turns re-scored
-	Repeats   int
-	Seed      int64
-	CreatedAt time.Time // set when read back
+	ScorerID  string    `json:"id"`
+	Version   string    `json:"version"`
+	SHA256    string    `json:"sha256"`
+	Status    string    `json:"status"`
+	Reason    string    `json:"reason"`
+	Turns     int       `json:"turns"` // stored turns re-scored
+	Repeats   int       `json:"repeats"`
+	Seed      int64     `json:"seed"`
+	CreatedAt time.Time `json:"created_at"` // set when read back
 }
 
 // InsertProbes records a probe's results.
