@@ -220,7 +220,9 @@ func (s *Store) turns(ctx context.Context, runID int64, attempt int, label strin
 }
 
 // PutSnapshot stores a state snapshot under its sha256 (computed by the
-// caller over exactly these bytes). Storing the same key again is a no-op.
+// caller over exactly these bytes) in company_eval_snapshots, as assay did
+// before evidence was kept (verify now stores snapshots with PutBlobs).
+// Storing the same key again is a no-op.
 func (s *Store) PutSnapshot(ctx context.Context, sha256 string, json []byte) error {
 	if sha256 == "" {
 		return errors.New("store snapshot: empty sha256")
@@ -233,16 +235,9 @@ func (s *Store) PutSnapshot(ctx context.Context, sha256 string, json []byte) err
 	return nil
 }
 
-// Snapshot returns the stored snapshot with key sha256; an unknown key wraps
-// ErrNotFound.
+// Snapshot returns the stored snapshot with key sha256, kept as evidence
+// (company_eval_blobs) or stored before evidence was kept; an unknown key
+// wraps ErrNotFound.
 func (s *Store) Snapshot(ctx context.Context, sha256 string) ([]byte, error) {
-	var b []byte
-	err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT json FROM company_eval_snapshots WHERE sha256 = ?`), sha256).Scan(&b)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("read snapshot %s: %w", shortSHA(sha256), ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read snapshot %s: %w", shortSHA(sha256), err)
-	}
-	return b, nil
+	return s.ReadBlob(ctx, sha256)
 }
