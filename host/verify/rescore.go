@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/assay-eval/assay/host/score"
 	"github.com/assay-eval/assay/host/store"
@@ -81,6 +82,11 @@ func Rescore(ctx context.Context, req RescoreRequest) (*Rescored, error) {
 	in, noEvidence, err := evidenceInput(ctx, st, from)
 	if err != nil {
 		return nil, err
+	}
+	if len(noEvidence) > 0 && from.ScorerVersion == req.Engine.ScorerVersion {
+		// Resuming the same run without them would record them as missing.
+		return nil, &InputError{Err: fmt.Errorf("run %d was scored by the installed scorers and %d of its turns have no stored evidence (%s): nothing to rescore",
+			from.ID, len(noEvidence), strings.Join(noEvidence, ", "))}
 	}
 	rep, err := Run(ctx, Request{Engine: req.Engine, Inputs: []*Input{in}, OutDir: req.OutDir,
 		Start: req.Start, Diagnostics: req.Diagnostics})

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -184,5 +185,37 @@ func TestRescoreChangedScorerDiff(t *testing.T) {
 				t.Errorf("diff.json (-returned +written):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestRescoreSaysWhatHasNoEvidence (issue 17 items 1, 2): a turn recorded
+// before evidence was kept is listed as having none, never guessed; with
+// unchanged scorers the run is left as it is.
+func TestRescoreSaysWhatHasNoEvidence(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, storetest.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	req, rep := verifiedThenDeleted(t, st)
+	if _, err := st.DB().ExecContext(ctx, `UPDATE company_eval_turns SET trace_sha256 = '' WHERE label = 'validate_delivery_tools'`); err != nil {
+		t.Fatal(err)
+	}
+	var ie *InputError
+	if _, err := Rescore(ctx, RescoreRequest{Engine: req.Engine, Candidate: "candidate-a"}); !errors.As(err, &ie) {
+		t.Errorf("Rescore(same scorers, a turn without evidence) = %v, want an InputError", err)
+	}
+	eng := req.Engine
+	eng.ScorerVersion = "v3"
+	got, err := Rescore(ctx, RescoreRequest{Engine: eng, Candidate: "candidate-a", RunID: rep.Candidates[0].RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"validate_delivery_tools"}, got.NoEvidence); diff != "" {
+		t.Errorf("NoEvidence (-want +got):\n%s", diff)
+	}
+	if got.Report.Candidates[0].Missing != 1 {
+		t.Errorf("rescored run missing = %d, want 1 (the turn without evidence)", got.Report.Candidates[0].Missing)
 	}
 }
