@@ -61,6 +61,7 @@ type Engine struct {
 	tasks     map[string]*taskInfo
 	upstreams map[string][]scorer.ID // label of a task whose scorer needs upstream results -> its upstream scorers
 	gzips     sync.Pool              // *gzip.Writer, reused to compress evidence
+	blobSnaps blobSnapshots          // snapshots parsed from stored evidence
 }
 
 // taskInfo is a pack task with its wire form computed once.
@@ -667,6 +668,9 @@ func (e *Engine) readPart(ctx context.Context, p *prepared, part Part, inline []
 	case part.Empty():
 		return partSrc{}
 	case part.stored != "":
+		if s, ok := e.blobSnaps.get(part.stored); ok {
+			return partSrc{sha: part.stored, snap: s, ok: true}
+		}
 		raw, err := e.cfg.Store.ReadBlob(ctx, part.stored)
 		if err != nil {
 			p.fail(part.Pos, "state.read", err)
@@ -722,7 +726,9 @@ func (e *Engine) snapshot(p *prepared, part Part, src partSrc, cache *snapshotCa
 		}
 		cache.mu.Unlock()
 	}
-	if part.stored == "" { // stored evidence is stored already
+	if part.stored != "" { // stored evidence is stored already
+		e.blobSnaps.put(src.sha, s)
+	} else {
 		p.snaps = append(p.snaps, snapshotBlob{sha: src.sha, raw: src.raw})
 	}
 	if part.Path != "" {

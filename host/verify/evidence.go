@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/assay-eval/assay/host/store"
+	"github.com/assay-eval/assay/pkg/companyos"
 )
 
 // evidenceTee is a trace on its way to the parser: what is read through it
@@ -129,4 +130,28 @@ func metricsRow(ts *TurnSpec) []byte {
 		return nil // a NaN or infinite metric: the row is not stored
 	}
 	return b
+}
+
+// blobSnapshots remembers the last snapshots parsed from stored evidence,
+// by sha256, so a snapshot many stored turns share is read and parsed once
+// per rescore. Bounded like fileCache.
+type blobSnapshots struct {
+	mu sync.Mutex
+	m  map[string]*companyos.Snapshot
+}
+
+func (c *blobSnapshots) get(sha string) (*companyos.Snapshot, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.m[sha]
+	return s, ok
+}
+
+func (c *blobSnapshots) put(sha string, s *companyos.Snapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedFiles {
+		c.m = map[string]*companyos.Snapshot{}
+	}
+	c.m[sha] = s
 }
