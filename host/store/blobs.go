@@ -2,12 +2,14 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Blob kinds: what a piece of evidence is (docs/evidence.md).
@@ -17,20 +19,29 @@ const (
 	BlobMetrics  = "metrics"
 )
 
-// EncodingGzip is the one encoding blobs are stored in.
-const EncodingGzip = "gzip"
+// Blob encodings: traces and snapshots are gzip-compressed; a metrics row
+// (a few hundred bytes, which gzip does not shrink) is stored as it is.
+const (
+	EncodingGzip     = "gzip"
+	EncodingIdentity = "identity"
+)
 
-// Blob is one piece of evidence: Data is the gzip of Size bytes whose
-// sha256 is SHA256.
+// Blob is one piece of evidence: Data is Size bytes whose sha256 is SHA256,
+// encoded as Encoding (gzip when empty).
 type Blob struct {
-	SHA256 string
-	Kind   string
-	Size   int64
-	Data   []byte
+	SHA256   string
+	Kind     string
+	Encoding string
+	Size     int64
+	Data     []byte
 }
 
-// PutBlobs stores blobs in one transaction; a blob already stored under its
-// sha256 is left as it is, so every distinct content is stored once.
+// blobsPerStatement bounds a multi-row INSERT of blobs.
+const blobsPerStatement = 200
+
+// PutBlobs stores blobs in one transaction, many rows per statement; a
+// blob already stored under its sha256 is left as it is, so every distinct
+// content is stored once.
 func (s *Store) PutBlobs(ctx context.Context, blobs []Blob) error {
 	if len(blobs) == 0 {
 		return nil
@@ -40,15 +51,20 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []Blob) error {
 		return fmt.Errorf("store evidence: begin: %w", err)
 	}
 	defer tx.Rollback()
-	q := s.Rebind(`INSERT INTO company_eval_blobs (sha256, kind, encoding, size, data, created_at)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING`)
 	now := s.now()
-	for _, b := range blobs {
-		if b.SHA256 == "" {
-			return errors.New("store evidence: empty sha256")
+	for start := 0; start < len(blobs); start += blobsPerStatement {
+		chunk := blobs[start:min(start+blobsPerStatement, len(blobs))]
+		args := make([]any, 0, 6*len(chunk))
+		for _, b := range chunk {
+			if b.SHA256 == "" {
+				return errors.New("store evidence: empty sha256")
+			}
+			args = append(args, b.SHA256, b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data, now)
 		}
-		if _, err := tx.ExecContext(ctx, q, b.SHA256, b.Kind, EncodingGzip, b.Size, b.Data, now); err != nil {
-			return fmt.Errorf("store evidence %s: %w", shortSHA(b.SHA256), err)
+		q := "INSERT INTO company_eval_blobs (sha256, kind, encoding, size, data, created_at) VALUES " +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", len(chunk)), ", ") + " ON CONFLICT (sha256) DO NOTHING"
+		if _, err := tx.ExecContext(ctx, s.Rebind(q), args...); err != nil {
+			return fmt.Errorf("store evidence: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -62,7 +78,8 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []Blob) error {
 // wraps ErrNotFound.
 func (s *Store) OpenBlob(ctx context.Context, sha256 string) (io.ReadCloser, error) {
 	var data []byte
-	err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT data FROM company_eval_blobs WHERE sha256 = ?`), sha256).Scan(&data)
+	var enc string
+	err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT encoding, data FROM company_eval_blobs WHERE sha256 = ?`), sha256).Scan(&enc, &data)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = s.db.QueryRowContext(ctx, s.Rebind(`SELECT json FROM company_eval_snapshots WHERE sha256 = ?`), sha256).Scan(&data)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -75,6 +92,9 @@ func (s *Store) OpenBlob(ctx context.Context, sha256 string) (io.ReadCloser, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read evidence %s: %w", shortSHA(sha256), err)
+	}
+	if enc == EncodingIdentity {
+		return io.NopCloser(bytes.NewReader(data)), nil
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {

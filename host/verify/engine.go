@@ -462,28 +462,24 @@ func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []st
 		v.stored[p.traceSHA] = true
 		blobs = append(blobs, *p.traceBlob)
 	}
-	add := func(kind, sha string, raw []byte) error {
-		if sha == "" || v.stored[sha] || raw == nil {
-			return nil
-		}
-		v.stored[sha] = true
-		b, err := e.compressBlob(kind, sha, raw)
-		blobs = append(blobs, b)
-		return err
-	}
 	if p.metrics != nil {
 		row.MetricsSHA256 = sha256Hex(p.metrics)
-		if p.spec.traceSHA != "" { // read from stored evidence: stored already
-			return blobs, nil
-		}
-		if err := add(store.BlobMetrics, row.MetricsSHA256, p.metrics); err != nil {
-			return nil, err
+		if p.spec.traceSHA == "" && !v.stored[row.MetricsSHA256] { // a turn read from evidence has its row stored
+			v.stored[row.MetricsSHA256] = true
+			blobs = append(blobs, store.Blob{SHA256: row.MetricsSHA256, Kind: store.BlobMetrics,
+				Encoding: store.EncodingIdentity, Size: int64(len(p.metrics)), Data: p.metrics})
 		}
 	}
 	for _, s := range p.snaps {
-		if err := add(store.BlobSnapshot, s.sha, s.raw); err != nil {
+		if s.sha == "" || v.stored[s.sha] || s.raw == nil {
+			continue
+		}
+		v.stored[s.sha] = true
+		b, err := e.compressBlob(store.BlobSnapshot, s.sha, s.raw)
+		if err != nil {
 			return nil, err
 		}
+		blobs = append(blobs, b)
 	}
 	return blobs, nil
 }
