@@ -134,3 +134,48 @@ func (s *Store) EvidenceStats(ctx context.Context) (BlobStats, error) {
 	}
 	return st, nil
 }
+
+// ReadBlobs reads many blobs whole, by sha256, a few hundred per query; a
+// key not stored is absent from the map.
+func (s *Store) ReadBlobs(ctx context.Context, shas []string) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(shas))
+	for start := 0; start < len(shas); start += blobsPerStatement {
+		chunk := shas[start:min(start+blobsPerStatement, len(shas))]
+		args := make([]any, len(chunk))
+		for i, sha := range chunk {
+			args[i] = sha
+		}
+		q := "SELECT sha256, encoding, data FROM company_eval_blobs WHERE sha256 IN (" +
+			strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + ")"
+		if err := s.readBlobRows(ctx, s.Rebind(q), args, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) readBlobRows(ctx context.Context, q string, args []any, out map[string][]byte) error {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("read evidence: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sha, enc string
+		var data []byte
+		if err := rows.Scan(&sha, &enc, &data); err != nil {
+			return fmt.Errorf("read evidence: %w", err)
+		}
+		if enc != EncodingIdentity {
+			zr, err := gzip.NewReader(bytes.NewReader(data))
+			if err == nil {
+				data, err = io.ReadAll(zr)
+			}
+			if err != nil {
+				return fmt.Errorf("read evidence %s: %w", shortSHA(sha), err)
+			}
+		}
+		out[sha] = data
+	}
+	return rows.Err()
+}

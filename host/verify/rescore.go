@@ -180,6 +180,16 @@ func evidenceInput(ctx context.Context, st *store.Store, r store.RunRow) (*Input
 	u := RunUnits(r)
 	in := &Input{Candidate: r.Candidate, PolicyVersion: u.PolicyVersion, SkillVersion: u.SkillVersion}
 	noEvidence := []string{}
+	var shas []string
+	for _, row := range rows {
+		if row.Status != store.TurnMissing && row.TraceSHA256 != "" && row.MetricsSHA256 != "" {
+			shas = append(shas, row.MetricsSHA256)
+		}
+	}
+	metrics, err := st.ReadBlobs(ctx, shas)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, row := range rows {
 		if row.Status == store.TurnMissing {
 			continue
@@ -188,7 +198,7 @@ func evidenceInput(ctx context.Context, st *store.Store, r store.RunRow) (*Input
 			noEvidence = append(noEvidence, row.Label)
 			continue
 		}
-		ts, err := evidenceTurn(ctx, st, r, row)
+		ts, err := evidenceTurnFrom(r, row, metrics[row.MetricsSHA256])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -202,6 +212,14 @@ func evidenceTurn(ctx context.Context, st *store.Store, r store.RunRow, row stor
 	raw, err := st.ReadBlob(ctx, row.MetricsSHA256)
 	if err != nil {
 		return TurnSpec{}, fmt.Errorf("rescore: turn %s of run %d: %w", row.Label, r.ID, err)
+	}
+	return evidenceTurnFrom(r, row, raw)
+}
+
+// evidenceTurnFrom is evidenceTurn with the metrics row read.
+func evidenceTurnFrom(r store.RunRow, row store.TurnRow, raw []byte) (TurnSpec, error) {
+	if raw == nil {
+		return TurnSpec{}, fmt.Errorf("rescore: turn %s of run %d: metrics row %s: %w", row.Label, r.ID, shortSHA(row.MetricsSHA256), store.ErrNotFound)
 	}
 	var m turnMetrics
 	if err := json.Unmarshal(raw, &m); err != nil {
