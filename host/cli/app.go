@@ -86,6 +86,8 @@ func (a *app) cliApp() *cli.App {
 			a.doctorCommand(),
 			takesNoArgs(a.verifyCommand()),
 			takesNoArgs(a.frontierCommand()),
+			takesNoArgs(a.rescoreCommand()),
+			a.compareCommand(),
 			takesNoArgs(a.scoreCommand()),
 			a.celCommand(),
 			a.stateCommand(),
