@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -21,15 +20,10 @@ func verifyOnce(b *testing.B, w workload, extra ...string) (time.Duration, int64
 	var se bytes.Buffer
 	cmd.Stderr = &se
 	start := time.Now()
-	err := cmd.Run()
+	rss, err := runPeakRSS(cmd)
 	elapsed := time.Since(start)
 	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) {
 		b.Fatalf("assay verify: %v\n%s", err, se.String())
-	}
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	var rss int64
-	if ru != nil {
-		rss = ru.Maxrss * 1024 // Linux reports KiB
 	}
 	return elapsed, rss
 }

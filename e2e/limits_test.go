@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/assay-eval/assay/host/pack"
@@ -21,25 +20,24 @@ const maxPeakRSSMB = 300
 const bigLabel = "task_create_release_blocker"
 
 // peakRSS runs assay with args and returns how it ended and its peak
-// resident memory in MB (wait4's rusage, which Linux reports in KiB).
+// resident memory in MB (runPeakRSS).
 func peakRSS(t testing.TB, args ...string) (result, float64) {
 	t.Helper()
 	cmd := exec.Command(assay, append([]string{"--plugin-dir", pluginDir}, args...)...)
 	cmd.Dir = root
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
+	peak, err := runPeakRSS(cmd)
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("running assay %s: %v", strings.Join(args, " "), err)
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		t.Skip("no rusage on this platform")
+	if peak == 0 {
+		t.Skip("no /proc/PID/status VmHWM on this platform")
 	}
-	return result{code: code, stdout: so.String(), stderr: se.String()}, float64(ru.Maxrss) / 1024
+	return result{code: code, stdout: so.String(), stderr: se.String()}, float64(peak) / (1 << 20)
 }
 
 // writeLines writes n lines made by line(i) to path, buffered.

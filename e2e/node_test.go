@@ -26,14 +26,19 @@ func TestNodeScorer(t *testing.T) {
 			t.Fatalf("npm ci in %s: %v\n%s", example, err, out)
 		}
 	}
-	bin := filepath.Join(example, "assay-scorer-node_keywords")
-	r := runRaw(t, "plugins", "conformance", bin)
+	script := filepath.Join(example, "scorer.js")
+	r := runRaw(t, "plugins", "conformance", script)
 	if r.code != 0 || strings.Count(r.stdout, "ok ") != 8 {
-		t.Fatalf("plugins conformance %s: exit %d, want 0 and eight ok lines\n%s%s", bin, r.code, r.stdout, r.stderr)
+		t.Fatalf("plugins conformance %s: exit %d, want 0 and eight ok lines\n%s%s", script, r.code, r.stdout, r.stderr)
 	}
 
 	dir := t.TempDir()
 	plugins := filepath.Join(dir, "plugins")
+	install := exec.Command(filepath.Join(example, "install.sh"), plugins)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("install.sh %s: %v\n%s", plugins, err, out)
+	}
+	bin := filepath.Join(plugins, "assay-scorer-node_keywords")
 	db := filepath.Join(dir, "assay.db")
 	for _, args := range [][]string{{"plugins", "register", bin}, {"scorers", "sync"}} {
 		if r := runRaw(t, append([]string{"--plugin-dir", plugins, "--db", db}, args...)...); r.code != 0 {

@@ -31,6 +31,7 @@ const (
 
 // Main runs assay with args (without the program name) and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	statelessHelp()
 	a := &app{stdout: stdout, stderr: stderr}
 	if path := os.Getenv("ASSAY_CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil {
@@ -85,6 +86,8 @@ func (a *app) cliApp() *cli.App {
 			a.doctorCommand(),
 			takesNoArgs(a.verifyCommand()),
 			takesNoArgs(a.frontierCommand()),
+			takesNoArgs(a.rescoreCommand()),
+			a.compareCommand(),
 			takesNoArgs(a.scoreCommand()),
 			a.celCommand(),
 			a.stateCommand(),
@@ -110,10 +113,15 @@ func (a *app) cliApp() *cli.App {
 
 // helpArgs turns `assay help CMD...` into `assay CMD... --help`.
 func helpArgs(args []string) []string {
-	if len(args) == 0 || args[0] != "help" {
-		return args
+	for i, a := range args {
+		if strings.HasPrefix(a, "-") {
+			break // only the command path: "assay plugins help register"
+		}
+		if a == "help" {
+			return append(append(append([]string(nil), args[:i]...), args[i+1:]...), "--help")
+		}
 	}
-	return append(append([]string(nil), args[1:]...), "--help")
+	return args
 }
 
 // formatFlag is the --format flag shared by commands that can print JSON.

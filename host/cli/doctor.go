@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -41,12 +43,14 @@ Example:
 
 // doctorReport is what doctor found; --format json prints it.
 type doctorReport struct {
-	OK        bool             `json:"ok"`
-	Places    []doctorPlace    `json:"places"`
-	Invariant doctorInvariant  `json:"invariant"`
-	Plugins   []doctorPlugin   `json:"plugins"`
-	Elapsed   float64          `json:"elapsed_ms"`
-	report    invariant.Report `json:"-"`
+	OK        bool            `json:"ok"`
+	Places    []doctorPlace   `json:"places"`
+	Invariant doctorInvariant `json:"invariant"`
+	Plugins   []doctorPlugin  `json:"plugins"`
+	// Probes are each scorer's last `assay scorers probe` (docs/evidence.md).
+	Probes  []store.ProbeRow `json:"probes"`
+	Elapsed float64          `json:"elapsed_ms"`
+	report  invariant.Report `json:"-"`
 }
 
 // doctorPlace is one of the three places and what it holds.
@@ -135,8 +139,26 @@ func (a *app) runDoctor(ctx context.Context, cfg invariant.Config) *doctorReport
 			}
 		}
 	}
+	if p.DB.Opened() {
+		rep.Probes = lastProbes(ctx, p.DB.Store)
+	}
 	rep.Elapsed = ms(time.Since(start))
 	return rep
+}
+
+// lastProbes are each scorer's last probe, by scorer ID; none when they
+// cannot be read (a database before migration 4 is migrated on first use).
+func lastProbes(ctx context.Context, st *store.Store) []store.ProbeRow {
+	m, err := st.LatestProbes(ctx)
+	if err != nil {
+		return []store.ProbeRow{}
+	}
+	out := make([]store.ProbeRow, 0, len(m))
+	for _, r := range m {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ScorerID < out[j].ScorerID })
+	return out
 }
 
 // doctorPlaces reports each of the three places: what it holds, and any
@@ -244,6 +266,7 @@ func (a *app) printDoctor(rep *doctorReport) {
 		}
 		fmt.Fprintf(a.stdout, "%s  plugin %-20s %s\n", mark(false), p.ID, p.Error)
 	}
+	printProbes(a.stdout, rep.Probes)
 	if rep.OK {
 		fmt.Fprintf(a.stdout, "all checks passed (%.0f ms)\n", rep.Elapsed)
 	} else {
@@ -259,3 +282,18 @@ func shortHex(s string) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// printProbes prints each scorer's last probe; a flagged one as warn.
+func printProbes(w io.Writer, ps []store.ProbeRow) {
+	if len(ps) == 0 {
+		fmt.Fprintf(w, "%-4s  %-11s no scorer has been probed (assay scorers probe --pack P)\n", "note", "probe")
+	}
+	for _, p := range ps {
+		mark := "ok  "
+		if p.Status != store.ProbeOK {
+			mark = "warn"
+		}
+		fmt.Fprintf(w, "%s  probe  %-20s %s (v%s, sha256 %s, %s): %s\n", mark, p.ScorerID, p.Status, p.Version,
+			shortHex(p.SHA256), p.CreatedAt.UTC().Format("2006-01-02 15:04"), p.Reason)
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"sort"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/assay-eval/assay/host/score"
+	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/verify"
 )
 
@@ -20,7 +22,10 @@ func (a *app) frontierCommand() *cli.Command {
 
 Reads every run recorded for the pack (by its sha256) and computes the Pareto
 frontier of the eligible candidates scored with the current scorer version.
-Candidates scored by other scorer versions are listed apart, never mixed in.
+Candidates scored by other scorer versions are listed apart, never mixed in,
+each with a drift banner naming every scorer that differs. Among the current
+ones, runs whose policy or skill version differs from the most recent run's are
+listed apart too, with their drift (docs/evidence.md).
 
 Example:
    assay frontier --pack packs/example.yaml`,
@@ -41,13 +46,21 @@ type frontierReport struct {
 	// NotDistinguishable are the frontier pairs whose mean intervals overlap.
 	NotDistinguishable [][2]string       `json:"frontier_not_distinguishable"`
 	OtherVersions      []storedCandidate `json:"other_scorer_versions"`
+	// OtherUnits are runs of the current scorer version whose policy or
+	// skill version differs from the most recent run's.
+	OtherUnits []storedCandidate `json:"other_units"`
+	// Drift is every drift line of the runs kept apart.
+	Drift []verify.Drift `json:"drift"`
 }
 
 type storedCandidate struct {
-	Candidate     string        `json:"candidate"`
-	RunID         int64         `json:"run_id"`
-	ScorerVersion string        `json:"scorer_version"`
-	Summary       score.Summary `json:"summary"`
+	Candidate     string         `json:"candidate"`
+	RunID         int64          `json:"run_id"`
+	ScorerVersion string         `json:"scorer_version"`
+	Summary       score.Summary  `json:"summary"`
+	Drift         []verify.Drift `json:"drift,omitempty"` // how its units differ from the frontier's
+	units         verify.Units
+	updated       time.Time
 }
 
 func (a *app) frontier(c *cli.Context) error {
@@ -70,23 +83,15 @@ func (a *app) frontier(c *cli.Context) error {
 		Candidates:    []storedCandidate{},
 		Frontier:      []string{},
 		OtherVersions: []storedCandidate{},
+		OtherUnits:    []storedCandidate{},
+		Drift:         []verify.Drift{},
+	}
+	if err := rep.split(runs, verify.ConfigUnits(s.engineConfig(0, nil, nil))); err != nil {
+		return hostErr(err)
 	}
 	var current []score.Summary
-	for _, r := range runs {
-		if len(r.Summary) == 0 {
-			continue // a run that never finished has no summary
-		}
-		var sum score.Summary
-		if err := json.Unmarshal(r.Summary, &sum); err != nil {
-			return hostErr(fmt.Errorf("reading the summary of run %d: %w", r.ID, err))
-		}
-		sc := storedCandidate{Candidate: r.Candidate, RunID: r.ID, ScorerVersion: r.ScorerVersion, Summary: sum}
-		if r.ScorerVersion == s.scorerVersion {
-			rep.Candidates = append(rep.Candidates, sc)
-			current = append(current, sum)
-		} else {
-			rep.OtherVersions = append(rep.OtherVersions, sc)
-		}
+	for _, sc := range rep.Candidates {
+		current = append(current, sc.Summary)
 	}
 	sort.Slice(rep.Candidates, func(i, j int) bool { return rep.Candidates[i].Candidate < rep.Candidates[j].Candidate })
 	rep.Frontier = verify.Frontier(s.pack.Scoring.ParetoFilter, current)
@@ -127,6 +132,59 @@ func (a *app) printStoredFrontier(rep *frontierReport) {
 		fmt.Fprintf(a.stdout, "\nscored by other scorer versions (not comparable, not on the frontier):\n")
 		for _, sc := range rep.OtherVersions {
 			fmt.Fprintf(a.stdout, "  %s (run %d, scorer version %s): mean score %.3f\n", sc.Candidate, sc.RunID, short(sc.ScorerVersion), sc.Summary.MeanScore)
+			printDrift(a.stdout, "    ", sc.Drift)
 		}
 	}
+	if len(rep.OtherUnits) > 0 {
+		fmt.Fprintf(a.stdout, "\nrun with another policy or skill version (not comparable, not on the frontier):\n")
+		for _, sc := range rep.OtherUnits {
+			fmt.Fprintf(a.stdout, "  %s (run %d): mean score %.3f\n", sc.Candidate, sc.RunID, sc.Summary.MeanScore)
+			printDrift(a.stdout, "    ", sc.Drift)
+		}
+	}
+}
+
+// split sorts the pack's finished runs into the current ones (the scorer
+// version of cur, and the policy and skill version of the most recent such
+// run), and those kept apart, each with its drift from the current units.
+func (rep *frontierReport) split(runs []store.RunRow, cur verify.Units) error {
+	var same []storedCandidate
+	for _, r := range runs {
+		if len(r.Summary) == 0 {
+			continue // a run that never finished has no summary
+		}
+		var sum score.Summary
+		if err := json.Unmarshal(r.Summary, &sum); err != nil {
+			return fmt.Errorf("reading the summary of run %d: %w", r.ID, err)
+		}
+		sc := storedCandidate{Candidate: r.Candidate, RunID: r.ID, ScorerVersion: r.ScorerVersion, Summary: sum,
+			units: verify.RunUnits(r), updated: r.UpdatedAt}
+		if r.ScorerVersion == cur.ScorerVersion {
+			same = append(same, sc)
+			continue
+		}
+		scorers := sc.units
+		scorers.PolicyVersion, scorers.SkillVersion = "", "" // the scorers differ; the harness is compared below
+		sc.Drift = verify.DriftBetween(cur, scorers)
+		rep.OtherVersions = append(rep.OtherVersions, sc)
+		rep.Drift = append(rep.Drift, sc.Drift...)
+	}
+	var latest storedCandidate
+	for _, sc := range same {
+		if latest.RunID == 0 || sc.updated.After(latest.updated) {
+			latest = sc
+		}
+	}
+	harness := func(u verify.Units) verify.Units {
+		return verify.Units{PolicyVersion: u.PolicyVersion, SkillVersion: u.SkillVersion}
+	}
+	for _, sc := range same {
+		if sc.Drift = verify.DriftBetween(harness(latest.units), harness(sc.units)); len(sc.Drift) == 0 {
+			rep.Candidates = append(rep.Candidates, sc)
+			continue
+		}
+		rep.OtherUnits = append(rep.OtherUnits, sc)
+		rep.Drift = append(rep.Drift, sc.Drift...)
+	}
+	return nil
 }

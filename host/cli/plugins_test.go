@@ -172,7 +172,7 @@ func TestPluginLimitFlags(t *testing.T) {
 			t.Parallel()
 			var got pluginhost.Limits
 			var err error
-			app := &cli.App{Flags: pluginLimitFlags(), Action: func(c *cli.Context) error {
+			app := &cli.App{HideHelp: true, HideVersion: true, Flags: pluginLimitFlags(), Action: func(c *cli.Context) error { // no shared global help flag: the subtests run in parallel
 				got, err = pluginLimits(c)
 				return nil
 			}}

@@ -23,7 +23,7 @@ func (a *app) scorersCommand() *cli.Command {
 
 Example:
   assay scorers sync`,
-		Subcommands: []*cli.Command{a.scorersSyncCommand()},
+		Subcommands: []*cli.Command{a.scorersSyncCommand(), a.scorersProbeCommand()},
 	}
 }
 

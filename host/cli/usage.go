@@ -22,6 +22,9 @@ import (
 func wireUsage(path string, cmds []*cli.Command) {
 	for _, c := range cmds {
 		name := path + " " + c.Name
+		// No help subcommand: urfave/cli's is one package-level *Command
+		// that each use writes to; "help" is rewritten to --help (helpArgs).
+		c.HideHelpCommand = true
 		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 			return usageErr(name, c.Flags, err)
 		}

@@ -34,7 +34,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"malformed float flag", []string{"cel", "eval", "--latency", "slow", "true"}, []string{`cel eval: invalid value "slow" for flag --latency`}},
 		{"required flag missing", []string{"frontier"}, []string{"frontier: --pack is required (see assay frontier --help)"}},
 		{"required flags missing", []string{"cel", "eval", "true"}, []string{"cel eval: --pack, --task, --trace are required"}},
-		{"unknown command", []string{"bogus"}, []string{`unknown command "bogus"`, "commands: version, pack, plugins, scorers, doctor, verify, frontier, score, cel, state, eval, task-eval"}},
+		{"unknown command", []string{"bogus"}, []string{`unknown command "bogus"`, "commands: version, pack, plugins, scorers, doctor, verify, frontier, rescore, compare, score, cel, state, eval, task-eval"}},
 		{"misspelt command", []string{"verifi"}, []string{`unknown command "verifi"; did you mean verify?`}},
 		{"unknown subcommand", []string{"pack", "check", "p.yaml"}, []string{`pack: unknown command "check"`, "commands: validate"}},
 		{"help for an unknown command", []string{"help", "bogus"}, []string{`unknown command "bogus"`}},

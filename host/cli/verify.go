@@ -33,7 +33,7 @@ func (a *app) verifyCommand() *cli.Command {
 		UsageText: `assay verify --pack P (--run DIR)... | --turns FILE | --otlp FILE [--label-attr K]
              [--candidate ID] [--out DIR]
              [--db URL] [--in-process] [--baseline ID] [--seed N] [--fresh] [--allow-outside-paths]
-             [--format text|json]
+             [--format text|json] [--policy-version V] [--skill-version V]
              [--junit FILE] [--markdown FILE]
 
 Reads each candidate run (a harness directory with results/<label>.ndjson traces,
@@ -80,6 +80,8 @@ Example:
 			&cli.Uint64Flag{Name: "seed", Value: score.DefaultSeed, Usage: "seed `N` of the bootstrap intervals (same input and seed, same intervals)"},
 			&cli.BoolFlag{Name: "fresh", Usage: "start over as a new attempt instead of resuming"},
 			&cli.BoolFlag{Name: "allow-outside-paths", Usage: "let a run's paths (trace_file, snapshot paths, symbolic links) leave its directory"},
+			&cli.StringFlag{Name: "policy-version", Usage: "the harness's policy `VERSION` (over run.json's)"},
+			&cli.StringFlag{Name: "skill-version", Usage: "the harness's skill `VERSION`, a hash of the skill's content (over run.json's)"},
 			&cli.IntFlag{Name: "batch-size", Value: 64, Usage: "cases per plugin call"},
 			&cli.Float64Flag{Name: "scorer-error-share", Value: verify.DefaultScorerErrorShare,
 				Usage: "exit 3 when a scorer fails on more than this `SHARE` of a candidate's turns (or on all of them)"},
@@ -142,6 +144,8 @@ func (a *app) verify(c *cli.Context) error {
 		Fresh:             c.Bool("fresh"),
 		AllowOutsidePaths: c.Bool("allow-outside-paths"),
 		Seed:              &seed,
+		PolicyVersion:     c.String("policy-version"),
+		SkillVersion:      c.String("skill-version"),
 		OutDir:            c.String("out"),
 		ScorerErrorShare:  share,
 		Start:             start,
@@ -210,6 +214,7 @@ func (a *app) printReport(rep *verify.Report, format string) error {
 		}
 	} else {
 		printFrontier(a.stdout, rep.Frontier, rep.NotDistinguishable)
+		printHealth(a.stdout, rep.ScorerHealth, false)
 	}
 	for _, e := range rep.Errors {
 		fmt.Fprintf(a.stderr, "candidate %s (%s) not verified: %s\n", e.Candidate, e.Input, e.Error)
@@ -234,6 +239,7 @@ func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport
 		fmt.Fprintf(w, " (resumed: %d recorded turns reused, their inputs unchanged)", cs.Reused)
 	}
 	fmt.Fprintln(w)
+	printDrift(w, "  ", cs.Drift)
 	if len(cs.RescoredLabels) > 0 {
 		fmt.Fprintf(w, "  rescored (inputs changed since recorded): %s\n", esc(strings.Join(cs.RescoredLabels, ", ")))
 	}

@@ -17,11 +17,11 @@ import (
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/store/storetest"
 	"github.com/assay-eval/assay/host/verify"
-	"github.com/assay-eval/assay/sdk/batchrun"
 	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/plugins/builtin"
 	sdk "github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/batchrun"
 )
 
 // root is the repository, for packs/ and examples/.

@@ -24,6 +24,9 @@ type RunKey struct {
 	PackName      string // stored, not part of the key
 	ScorerVersion string
 	HostVersion   string // stored, not part of the key
+	// Units are the run's drift units as JSON (docs/evidence.md); stored,
+	// not part of the key.
+	Units json.RawMessage
 }
 
 // Run is a run being written.
@@ -42,6 +45,7 @@ type RunRow struct {
 	PackName      string
 	ScorerVersion string
 	HostVersion   string
+	Units         json.RawMessage // drift units; {} when recorded before they were kept
 	Attempt       int
 	Status        string
 	Summary       json.RawMessage // nil until the attempt finished
@@ -61,18 +65,18 @@ func (s *Store) BeginRun(ctx context.Context, key RunKey, fresh bool) (*Run, err
 		return nil, errors.New("begin run: candidate, pack sha256 and scorer version are required")
 	}
 	update := `status = 'running', updated_at = excluded.updated_at,
-			pack_name = excluded.pack_name, host_version = excluded.host_version`
+			pack_name = excluded.pack_name, host_version = excluded.host_version, units = excluded.units`
 	if fresh {
 		update += `, attempt = company_eval_runs.attempt + 1, summary = NULL, verdict = NULL`
 	}
 	now := s.now()
 	r := &Run{Key: key}
 	err := s.db.QueryRowContext(ctx, s.Rebind(`INSERT INTO company_eval_runs
-		(candidate, pack_sha256, pack_name, scorer_version, host_version, attempt, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, 1, 'running', ?, ?)
+		(candidate, pack_sha256, pack_name, scorer_version, host_version, units, attempt, status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, 1, 'running', ?, ?)
 		ON CONFLICT (candidate, pack_sha256, scorer_version) DO UPDATE SET `+update+`
 		RETURNING id, attempt, created_at`),
-		key.Candidate, key.PackSHA256, key.PackName, key.ScorerVersion, key.HostVersion, now, now,
+		key.Candidate, key.PackSHA256, key.PackName, key.ScorerVersion, key.HostVersion, jsonText(key.Units, "{}"), now, now,
 	).Scan(&r.ID, &r.Attempt, &r.CreatedAt)
 	if err != nil {
 		return nil, fmt.Errorf("begin run for candidate %q: %w", key.Candidate, err)
@@ -100,7 +104,7 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, status string, summa
 	return nil
 }
 
-const runColumns = `r.id, r.candidate, r.pack_sha256, r.pack_name, r.scorer_version, r.host_version,
+const runColumns = `r.id, r.candidate, r.pack_sha256, r.pack_name, r.scorer_version, r.host_version, r.units,
 	r.attempt, r.status, r.summary, r.verdict, r.created_at, r.updated_at,
 	(SELECT count(DISTINCT t.label) FROM company_eval_turns t WHERE t.run_id = r.id AND t.attempt = r.attempt)`
 
@@ -134,9 +138,10 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanRun(sc scanner) (RunRow, error) {
 	var r RunRow
-	var summary, verdict []byte
-	err := sc.Scan(&r.ID, &r.Candidate, &r.PackSHA256, &r.PackName, &r.ScorerVersion, &r.HostVersion,
+	var summary, verdict, units []byte
+	err := sc.Scan(&r.ID, &r.Candidate, &r.PackSHA256, &r.PackName, &r.ScorerVersion, &r.HostVersion, &units,
 		&r.Attempt, &r.Status, &summary, &verdict, &r.CreatedAt, &r.UpdatedAt, &r.Turns)
+	r.Units = json.RawMessage(units)
 	if summary != nil {
 		r.Summary = json.RawMessage(summary)
 	}

@@ -498,10 +498,7 @@ func TestTurnRevisionsOnOldDatabase(t *testing.T) {
 			old := openStore(t, dsn)
 			// Take the database back to before migration 3.
 			migrateOnlyTo(ctx, t, old, 2)
-			run, err := old.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := insertOldRun(t, old)
 			if _, err := old.db.ExecContext(ctx, old.Rebind(`INSERT INTO company_eval_turns (run_id, label, attempt, status, created_at)
 				VALUES (?, 't', 1, 'scored', ?)`), run.ID, old.now()); err != nil {
 				t.Fatal(err)

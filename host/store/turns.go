@@ -40,13 +40,15 @@ type TurnRow struct {
 	StateBeforeSHA256 string          // a company_eval_snapshots key, or empty
 	StateAfterSHA256  string          // a company_eval_snapshots key, or empty
 	Result            json.RawMessage // the turn's whole results.json object
+	TraceSHA256       string          // a company_eval_blobs key, or empty (recorded before evidence was kept)
+	MetricsSHA256     string          // a company_eval_blobs key, or empty
 	CreatedAt         time.Time       // set when read back
 }
 
 const turnColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
-	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, epoch`
+	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, epoch, trace_sha256, metrics_sha256`
 
-const turnColumnCount = 18
+const turnColumnCount = 20
 
 // TurnKey is one turn of a run attempt: an epoch of a task
 // (docs/verify-engine.md).
@@ -70,7 +72,8 @@ func (t *TurnRow) args(now time.Time) ([]any, error) {
 	}
 	return []any{t.RunID, t.Label, t.Attempt, t.Status, nullFloat(t.ProcessScore), nullFloat(t.KPIScore), nullFloat(t.TurnScore),
 		jsonText(t.Checks, "[]"), jsonText(t.FailureTags, "[]"), t.ScorerID, t.ScorerSHA256,
-		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now, max(t.Revision, 1), t.InputKey, max(t.Epoch, 1)}, nil
+		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now, max(t.Revision, 1), t.InputKey, max(t.Epoch, 1),
+		t.TraceSHA256, t.MetricsSHA256}, nil
 }
 
 func nullFloat(f *float64) any {
@@ -216,7 +219,7 @@ func scanTurns(rows *sql.Rows, runID int64) ([]TurnRow, error) {
 		var checks, tags, result []byte
 		if err := rows.Scan(&t.ID, &t.RunID, &t.Label, &t.Attempt, &t.Status, &process, &kpi,
 			&turn, &checks, &tags, &t.ScorerID, &t.ScorerSHA256, &t.StateBeforeSHA256,
-			&t.StateAfterSHA256, &result, &t.CreatedAt, &t.Revision, &t.InputKey, &t.Epoch); err != nil {
+			&t.StateAfterSHA256, &result, &t.CreatedAt, &t.Revision, &t.InputKey, &t.Epoch, &t.TraceSHA256, &t.MetricsSHA256); err != nil {
 			return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
 		}
 		t.ProcessScore, t.KPIScore, t.TurnScore = floatPtr(process), floatPtr(kpi), floatPtr(turn)
@@ -230,7 +233,9 @@ func scanTurns(rows *sql.Rows, runID int64) ([]TurnRow, error) {
 }
 
 // PutSnapshot stores a state snapshot under its sha256 (computed by the
-// caller over exactly these bytes). Storing the same key again is a no-op.
+// caller over exactly these bytes) in company_eval_snapshots, as assay did
+// before evidence was kept (verify now stores snapshots with PutBlobs).
+// Storing the same key again is a no-op.
 func (s *Store) PutSnapshot(ctx context.Context, sha256 string, json []byte) error {
 	if sha256 == "" {
 		return errors.New("store snapshot: empty sha256")
@@ -243,16 +248,9 @@ func (s *Store) PutSnapshot(ctx context.Context, sha256 string, json []byte) err
 	return nil
 }
 
-// Snapshot returns the stored snapshot with key sha256; an unknown key wraps
-// ErrNotFound.
+// Snapshot returns the stored snapshot with key sha256, kept as evidence
+// (company_eval_blobs) or stored before evidence was kept; an unknown key
+// wraps ErrNotFound.
 func (s *Store) Snapshot(ctx context.Context, sha256 string) ([]byte, error) {
-	var b []byte
-	err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT json FROM company_eval_snapshots WHERE sha256 = ?`), sha256).Scan(&b)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("read snapshot %s: %w", shortSHA(sha256), ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read snapshot %s: %w", shortSHA(sha256), err)
-	}
-	return b, nil
+	return s.ReadBlob(ctx, sha256)
 }

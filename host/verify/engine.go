@@ -1,14 +1,12 @@
 package verify
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"sort"
@@ -62,6 +60,8 @@ type Engine struct {
 	files     fileCache
 	tasks     map[string]*taskInfo
 	upstreams map[string][]scorer.ID // label of a task whose scorer needs upstream results -> its upstream scorers
+	gzips     sync.Pool              // *gzip.Writer, reused to compress evidence
+	blobSnaps blobSnapshots          // snapshots parsed from stored evidence
 }
 
 // taskInfo is a pack task with its wire form computed once.
@@ -220,6 +220,9 @@ type prepared struct {
 	// beforeSHA and afterSHA are the sha256 of the snapshots' bytes, as recorded.
 	beforeSHA, afterSHA string
 	snaps               []snapshotBlob // raw snapshots to record
+	traceSHA            string         // sha256 of the trace's bytes
+	traceBlob           *store.Blob    // the compressed trace to record; nil when stored already or not recorded
+	metrics             []byte         // the metrics row to record
 	diags               diag.List
 	failed              bool // the input could not be read: the turn is unscored
 
@@ -258,13 +261,17 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	v := &pass{candidate: in.Candidate, prior: map[store.TurnKey]store.TurnRow{},
 		results: make(map[store.TurnKey]TurnResult, len(e.tasks)), stored: map[string]bool{}, out: out}
 	if e.cfg.Store != nil {
-		var err error
+		units, err := json.Marshal(e.units(in))
+		if err != nil {
+			return nil, fmt.Errorf("starting run for %s: %w", in.Candidate, err)
+		}
 		v.run, err = e.cfg.Store.BeginRun(ctx, store.RunKey{
 			Candidate:     in.Candidate,
 			PackSHA256:    e.cfg.Pack.SHA256,
 			PackName:      e.cfg.Pack.Name(),
 			ScorerVersion: e.cfg.ScorerVersion,
 			HostVersion:   e.cfg.HostVersion,
+			Units:         units,
 		}, opts.Fresh)
 		if err != nil {
 			return nil, fmt.Errorf("starting run for %s: %w", in.Candidate, err)
@@ -435,10 +442,10 @@ func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v 
 }
 
 // recordChunk finishes a chunk's turns and records the ones scored (a
-// reused turn is already recorded).
+// reused turn is already recorded) with their evidence.
 func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) error {
 	rows := make([]store.TurnRow, 0, len(chunk))
-	var snaps []snapshotBlob
+	var blobs []store.Blob
 	for _, p := range chunk {
 		k := p.spec.key()
 		if p.reused != nil {
@@ -460,12 +467,6 @@ func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) er
 		if v.run == nil {
 			continue
 		}
-		for _, s := range p.snaps {
-			if !v.stored[s.sha] {
-				v.stored[s.sha] = true
-				snaps = append(snaps, s)
-			}
-		}
 		row, err := turnRow(v.run, &r)
 		if err != nil {
 			return err
@@ -474,20 +475,54 @@ func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) er
 		if p.prior != nil {
 			row.Revision = p.prior.Revision + 1
 		}
+		if blobs, err = e.evidenceOf(v, p, &row, blobs); err != nil {
+			return err
+		}
 		rows = append(rows, row)
 	}
 	if v.run == nil {
 		return nil
 	}
-	for _, s := range snaps {
-		if err := e.cfg.Store.PutSnapshot(ctx, s.sha, s.raw); err != nil {
-			return fmt.Errorf("recording state snapshot: %w", err)
-		}
+	if err := e.cfg.Store.PutBlobs(ctx, blobs); err != nil {
+		return fmt.Errorf("recording evidence of %s: %w", v.candidate, err)
 	}
 	if err := e.cfg.Store.InsertTurns(ctx, rows); err != nil {
 		return fmt.Errorf("recording turns of %s: %w", v.candidate, err)
 	}
 	return nil
+}
+
+// evidenceOf sets the row's evidence references and appends the blobs this
+// pass has not recorded yet (docs/evidence.md).
+func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []store.Blob) ([]store.Blob, error) {
+	if p.failed {
+		return blobs, nil // nothing readable to keep
+	}
+	row.TraceSHA256 = p.traceSHA
+	if p.traceBlob != nil && !v.stored[p.traceSHA] {
+		v.stored[p.traceSHA] = true
+		blobs = append(blobs, *p.traceBlob)
+	}
+	if p.metrics != nil {
+		row.MetricsSHA256 = sha256Hex(p.metrics)
+		if p.spec.traceSHA == "" && !v.stored[row.MetricsSHA256] { // a turn read from evidence has its row stored
+			v.stored[row.MetricsSHA256] = true
+			blobs = append(blobs, store.Blob{SHA256: row.MetricsSHA256, Kind: store.BlobMetrics,
+				Encoding: store.EncodingIdentity, Size: int64(len(p.metrics)), Data: p.metrics})
+		}
+	}
+	for _, s := range p.snaps {
+		if s.sha == "" || v.stored[s.sha] || s.raw == nil {
+			continue
+		}
+		v.stored[s.sha] = true
+		b, err := e.compressBlob(store.BlobSnapshot, s.sha, s.raw)
+		if err != nil {
+			return nil, err
+		}
+		blobs = append(blobs, b)
+	}
+	return blobs, nil
 }
 
 // turnRow is the database row of a turn result.
@@ -528,7 +563,7 @@ func (e *Engine) prepareChunk(ctx context.Context, v *pass, specs []*TurnSpec) [
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = e.prepare(v, specs[i], cache)
+				out[i] = e.prepare(ctx, v, specs[i], cache)
 			}
 		}()
 	}
@@ -556,11 +591,12 @@ type snapshotCache struct {
 }
 
 // prepare reads one turn's trace and snapshots and, when turns are
-// recorded, computes its input key.
+// recorded, computes its input key and keeps its evidence.
 // A turn recorded before with the same key is reused and not parsed;
-// otherwise the trace and snapshots are parsed. Problems are recorded on
-// the turn; they never stop the run.
-func (e *Engine) prepare(v *pass, ts *TurnSpec, cache *snapshotCache) *prepared {
+// otherwise the trace is parsed while it is hashed and compressed, and the
+// snapshots are parsed. Problems are recorded on the turn; they never stop
+// the run.
+func (e *Engine) prepare(ctx context.Context, v *pass, ts *TurnSpec, cache *snapshotCache) *prepared {
 	p := &prepared{spec: ts, info: e.tasks[ts.Label]}
 	if prior, ok := v.prior[ts.key()]; ok {
 		p.prior = &prior
@@ -573,43 +609,65 @@ func (e *Engine) prepare(v *pass, ts *TurnSpec, cache *snapshotCache) *prepared 
 			return p.fail(ts.Pos, inputCode(err, "turns.read"), err)
 		}
 	}
-	name := ts.Pos.String()
-	var traceSrc io.Reader = bytes.NewReader(inline)
-	traceSHA := sha256Hex(inline)
-	if ts.TracePath != "" {
-		// The trace is streamed, twice when it is parsed: never held whole.
-		name = ts.TracePath
-		f, err := openInput(ts.TracePath, ts.Root)
-		if err == nil {
-			defer f.Close()
-			traceSHA, err = hashFile(f)
-		}
+	before := e.readPart(ctx, p, ts.Root, ts.StateBefore, beforeSrc)
+	after := e.readPart(ctx, p, ts.Root, ts.StateAfter, afterSrc)
+	record := !p.failed && v.run != nil
+	if record && p.prior != nil && p.prior.InputKey != "" {
+		// Recorded before: hash first, so an unchanged turn is not parsed.
+		sha, err := e.hashTrace(ctx, ts, inline)
 		if err != nil {
-			return p.fail(ts.refPos(), inputCode(err, "trace.read"), fmt.Errorf("opening trace: %w", err))
+			return p.fail(ts.refPos(), inputCode(err, "trace.read"), err)
 		}
-		traceSrc = f
-	}
-	before := e.readPart(p, ts.Root, ts.StateBefore, beforeSrc)
-	after := e.readPart(p, ts.Root, ts.StateAfter, afterSrc)
-	if !p.failed && v.run != nil {
-		p.key = e.inputKey(p.info, ts, traceSHA, before.sha, after.sha)
-		if p.reuse() {
+		if p.key = e.inputKey(p.info, ts, sha, before.sha, after.sha); p.reuse() {
 			return p
 		}
 	}
-	turn, ds, err := trace.Parse(name, traceSrc)
-	if err != nil {
-		return p.fail(ts.Pos, "trace.read", err)
+	if !e.parseTrace(ctx, p, inline, record) {
+		return p
 	}
-	p.turn = turn
-	p.diags = append(p.diags, ds...)
-	if ds.HasErrors() {
-		// Over a limit of docs/run-input.md: not scored, and what was kept is dropped.
-		p.failed, p.turn = true, &trace.Turn{}
+	if record {
+		p.key = e.inputKey(p.info, ts, p.traceSHA, before.sha, after.sha)
+		p.metrics = metricsRow(ts)
 	}
 	p.before, p.beforeSHA = e.snapshot(p, ts.StateBefore, before, cache)
 	p.after, p.afterSHA = e.snapshot(p, ts.StateAfter, after, cache)
 	return p
+}
+
+// parseTrace parses the turn's trace as it streams it through the hasher
+// and, when recording a trace not stored yet, the compressor. A trace read
+// from stored evidence must hash to the key it was stored under.
+func (e *Engine) parseTrace(ctx context.Context, p *prepared, inline []byte, record bool) bool {
+	ts := p.spec
+	name := ts.Pos.String()
+	if ts.TracePath != "" {
+		name = ts.TracePath
+	}
+	src, err := e.openTrace(ctx, ts, inline)
+	if err != nil {
+		p.fail(ts.refPos(), inputCode(err, "trace.read"), err)
+		return false
+	}
+	defer src.Close()
+	tee := e.newEvidenceTee(src, record && ts.traceSHA == "")
+	turn, ds, err := trace.Parse(name, tee)
+	sha, blob, ferr := tee.finish(store.BlobTrace)
+	if err = errors.Join(err, ferr); err != nil {
+		p.fail(ts.Pos, "trace.read", err)
+		return false
+	}
+	if ts.traceSHA != "" && sha != ts.traceSHA {
+		p.fail(ts.Pos, "evidence.corrupt", fmt.Errorf("stored trace %s reads back as %s", ts.traceSHA, sha))
+		return false
+	}
+	p.turn, p.traceSHA, p.traceBlob = turn, sha, blob
+	p.diags = append(p.diags, ds...)
+	if ds.HasErrors() {
+		// Over a limit of docs/run-input.md: not scored, and what was kept is dropped.
+		p.failed, p.turn = true, &trace.Turn{}
+		return false
+	}
+	return true
 }
 
 // reuse takes the turn's recorded result when it was scored from the same
@@ -649,10 +707,20 @@ type partSrc struct {
 
 // readPart reads one state part; an unreadable or refused file (outside
 // root, not a regular file, over state.MaxFileSize) is recorded on the turn.
-func (e *Engine) readPart(p *prepared, root string, part Part, inline []byte) partSrc {
+func (e *Engine) readPart(ctx context.Context, p *prepared, root string, part Part, inline []byte) partSrc {
 	switch {
 	case part.Empty():
 		return partSrc{}
+	case part.stored != "":
+		if s, ok := e.blobSnaps.get(part.stored); ok {
+			return partSrc{sha: part.stored, snap: s, ok: true}
+		}
+		raw, err := e.cfg.Store.ReadBlob(ctx, part.stored)
+		if err != nil {
+			p.fail(part.Pos, "state.read", err)
+			return partSrc{}
+		}
+		return partSrc{raw: raw, sha: part.stored, ok: true}
 	case part.Path == "":
 		return partSrc{raw: inline, sha: sha256Hex(inline), ok: true}
 	}
@@ -707,7 +775,11 @@ func (e *Engine) snapshot(p *prepared, part Part, src partSrc, cache *snapshotCa
 		}
 		cache.mu.Unlock()
 	}
-	p.snaps = append(p.snaps, snapshotBlob{sha: src.sha, raw: src.raw})
+	if part.stored != "" { // stored evidence is stored already
+		e.blobSnaps.put(src.sha, s)
+	} else {
+		p.snaps = append(p.snaps, snapshotBlob{sha: src.sha, raw: src.raw})
+	}
 	if part.Path != "" {
 		e.files.put(part.Path, s, src.sha)
 	}

@@ -43,6 +43,10 @@ const maxTurnLine = 64 << 20
 type Input struct {
 	Candidate string
 	Turns     []TurnSpec
+	// PolicyVersion and SkillVersion are the harness's, from a run
+	// directory's run.json or the request; drift units (docs/evidence.md).
+	PolicyVersion string
+	SkillVersion  string
 }
 
 // TurnSpec says where one turn's parts are.
@@ -69,6 +73,9 @@ type TurnSpec struct {
 	// as NDJSON (otlpTurn), so a run's traces are never all in memory as
 	// NDJSON at once.
 	inline inlineSource
+	// traceSHA names a trace kept as evidence (docs/evidence.md): a turn
+	// rescored from the database reads it from there.
+	traceSHA string
 
 	StateBefore Part
 	StateAfter  Part
@@ -79,6 +86,7 @@ type TurnSpec struct {
 type Part struct {
 	Path   string
 	inline bool
+	stored string // the sha256 of a snapshot kept as evidence
 	Pos    diag.Pos
 	at     diag.Pos // where Path was written (a turns line), for a refusal
 }
@@ -102,7 +110,7 @@ func (ts *TurnSpec) refPos() diag.Pos {
 }
 
 // Empty reports whether the part is absent.
-func (p Part) Empty() bool { return p.Path == "" && !p.inline }
+func (p Part) Empty() bool { return p.Path == "" && !p.inline && p.stored == "" }
 
 // metrics is one row of a candidate directory's results.json or one turns line.
 type metrics struct {
@@ -175,6 +183,12 @@ func ReadRunDirTasks(dir, candidate string, isTask func(string) bool, opts ...Re
 		return nil, nil, fmt.Errorf("reading run metrics: %w", err)
 	}
 	in := &Input{Candidate: candidate}
+	vs, ds, err := readRunVersions(dir, root)
+	if err != nil {
+		return nil, diags, err
+	}
+	diags = append(diags, ds...)
+	in.PolicyVersion, in.SkillVersion = vs.PolicyVersion, vs.SkillVersion
 	for _, tf := range traces {
 		ts := TurnSpec{Candidate: candidate, Label: tf.label, Epoch: tf.epoch, Root: root, TracePath: tf.path, Pos: diag.Pos{File: tf.path}}
 		if m, ok := byKey[store.TurnKey{Label: tf.label, Epoch: tf.epoch}]; ok {

@@ -38,6 +38,9 @@ type Report struct {
 	// UnreadableTurns counts the turns recorded unscored because their input
 	// (trace or snapshot) could not be read.
 	UnreadableTurns int `json:"unreadable_turns"`
+	// ScorerHealth is each scorer's latest probe (docs/evidence.md); a
+	// nondeterministic scorer is flagged here.
+	ScorerHealth []ScorerHealth `json:"scorer_health"`
 	// Diagnostics are every input problem found, warnings included; they
 	// were also passed to Request.Diagnostics as they were found.
 	Diagnostics diag.List `json:"-"`
@@ -69,6 +72,9 @@ type CandidateReport struct {
 	// a baseline and for the baseline itself.
 	Paired  *score.Paired `json:"paired,omitempty"`
 	Verdict RunVerdict    `json:"verdict"`
+	// Drift lists the drift units that differ from the baseline's run
+	// (docs/evidence.md); absent without a baseline.
+	Drift []Drift `json:"drift,omitempty"`
 }
 
 // CandidateError is a candidate that could not be verified.

@@ -39,6 +39,13 @@ type Request struct {
 	// and snapshot paths, the symbolic links of a run directory) leave its
 	// directory (docs/run-input.md).
 	AllowOutsidePaths bool
+	// Inputs are candidates given already read (stored evidence, for
+	// rescore); verified after Runs and TurnsFile.
+	Inputs []*Input
+	// PolicyVersion and SkillVersion, when set, are every candidate's,
+	// over any run.json (drift units, docs/evidence.md).
+	PolicyVersion string
+	SkillVersion  string
 	// Fresh starts every candidate over as a new attempt.
 	Fresh bool
 	// Seed seeds every bootstrap interval (docs/scoring.md); nil means
@@ -126,6 +133,9 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	}
 	rep.Frontier = Frontier(p.Scoring.ParetoFilter, sums)
 	rep.NotDistinguishable = NotDistinguishable(rep.Frontier, sums)
+	if rep.ScorerHealth, err = scorerHealth(ctx, req.Engine); err != nil {
+		return nil, err
+	}
 	if r.rw != nil {
 		if err := r.rw.close(); err != nil {
 			return nil, err
@@ -139,12 +149,13 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 
 // runner is one Run in progress.
 type runner struct {
-	req      Request
-	rep      *Report
-	eng      *Engine
-	rw       *resultsWriter
-	baseline map[string]score.Sample // task label -> the baseline's task score
-	scorerOf map[string]string       // task label -> its scorer
+	req       Request
+	rep       *Report
+	eng       *Engine
+	rw        *resultsWriter
+	baseline  map[string]score.Sample // task label -> the baseline's task score
+	baseUnits Units                   // the baseline run's drift units
+	scorerOf  map[string]string       // task label -> its scorer
 }
 
 // isTask reports whether label is a task of the pack.
@@ -203,6 +214,11 @@ func (r *runner) readInputs() ([]*Input, error) {
 		seen[in.Candidate] = dir
 		inputs = append(inputs, in)
 	}
+	inputs = append(inputs, r.req.Inputs...)
+	for _, in := range inputs {
+		in.PolicyVersion = cmp.Or(r.req.PolicyVersion, in.PolicyVersion)
+		in.SkillVersion = cmp.Or(r.req.SkillVersion, in.SkillVersion)
+	}
 	base := r.req.Baseline
 	sort.SliceStable(inputs, func(i, j int) bool { return inputs[i].Candidate == base && inputs[j].Candidate != base })
 	return inputs, nil
@@ -228,11 +244,11 @@ func (r *runner) loadBaseline(ctx context.Context, inputs []*Input) error {
 		return nil
 	}
 	cfg := r.req.Engine
-	results, err := Recorded(ctx, cfg.Store, base, cfg.Pack.SHA256, cfg.ScorerVersion)
+	run, results, err := recordedRun(ctx, cfg.Store, base, cfg.Pack.SHA256, cfg.ScorerVersion)
 	if err != nil {
 		return &InputError{Err: fmt.Errorf("baseline %s: %w", base, err)}
 	}
-	r.baseline = taskScores(results)
+	r.baseline, r.baseUnits = taskScores(results), RunUnits(run)
 	return nil
 }
 
@@ -251,7 +267,7 @@ func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error
 		Retried: len(out.Retried), RetriedLabels: nonNil(out.Retried)}
 	var regressions []string
 	if out.Candidate == r.req.Baseline {
-		r.baseline = taskScores(out.Results)
+		r.baseline, r.baseUnits = taskScores(out.Results), r.eng.units(in)
 	} else if r.baseline != nil {
 		regressions = regressed(out.Results, r.baseline)
 		seed := score.DefaultSeed
@@ -261,6 +277,7 @@ func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error
 		pd := score.Compare(r.req.Baseline, taskScores(out.Results), r.baseline,
 			r.req.Engine.Pack.Scoring.Promotion.RegressionMinDelta, 0, seed)
 		c.Paired = &pd
+		c.Drift = DriftBetween(r.baseUnits, r.eng.units(in))
 	}
 	c.Verdict = runVerdict(out, regressions, c.Paired)
 	if err := finishRun(ctx, r.req.Engine.Store, out, c); err != nil {

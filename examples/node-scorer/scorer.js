@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// assay-scorer-node_keywords: an assay scorer plugin in JavaScript, with no Go.
+// scorer.js (installed as assay-scorer-node_keywords): an assay scorer plugin in JavaScript, with no Go.
 // It performs go-plugin's handshake as docs/protocol.md describes: check the
 // magic cookie and protocol version, make a self-signed TLS certificate,
 // trust only the host's certificate (PLUGIN_CLIENT_CERT) and require it,

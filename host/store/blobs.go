@@ -1,0 +1,181 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Blob kinds: what a piece of evidence is (docs/evidence.md).
+const (
+	BlobTrace    = "trace"
+	BlobSnapshot = "snapshot"
+	BlobMetrics  = "metrics"
+)
+
+// Blob encodings: traces and snapshots are gzip-compressed; a metrics row
+// (a few hundred bytes, which gzip does not shrink) is stored as it is.
+const (
+	EncodingGzip     = "gzip"
+	EncodingIdentity = "identity"
+)
+
+// Blob is one piece of evidence: Data is Size bytes whose sha256 is SHA256,
+// encoded as Encoding (gzip when empty).
+type Blob struct {
+	SHA256   string
+	Kind     string
+	Encoding string
+	Size     int64
+	Data     []byte
+}
+
+// blobsPerStatement bounds a multi-row INSERT of blobs.
+const blobsPerStatement = 200
+
+// PutBlobs stores blobs in one transaction, many rows per statement; a
+// blob already stored under its sha256 is left as it is, so every distinct
+// content is stored once.
+func (s *Store) PutBlobs(ctx context.Context, blobs []Blob) error {
+	if len(blobs) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store evidence: begin: %w", err)
+	}
+	defer tx.Rollback()
+	now := s.now()
+	for start := 0; start < len(blobs); start += blobsPerStatement {
+		chunk := blobs[start:min(start+blobsPerStatement, len(blobs))]
+		args := make([]any, 0, 6*len(chunk))
+		for _, b := range chunk {
+			if b.SHA256 == "" {
+				return errors.New("store evidence: empty sha256")
+			}
+			args = append(args, b.SHA256, b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data, now)
+		}
+		q := "INSERT INTO company_eval_blobs (sha256, kind, encoding, size, data, created_at) VALUES " +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", len(chunk)), ", ") + " ON CONFLICT (sha256) DO NOTHING"
+		if _, err := tx.ExecContext(ctx, s.Rebind(q), args...); err != nil {
+			return fmt.Errorf("store evidence: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store evidence: commit: %w", err)
+	}
+	return nil
+}
+
+// OpenBlob returns a reader of the uncompressed bytes stored under sha256: a
+// blob, or a state snapshot stored before evidence was kept. An unknown key
+// wraps ErrNotFound.
+func (s *Store) OpenBlob(ctx context.Context, sha256 string) (io.ReadCloser, error) {
+	var data []byte
+	var enc string
+	err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT encoding, data FROM company_eval_blobs WHERE sha256 = ?`), sha256).Scan(&enc, &data)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = s.db.QueryRowContext(ctx, s.Rebind(`SELECT json FROM company_eval_snapshots WHERE sha256 = ?`), sha256).Scan(&data)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("read evidence %s: %w", shortSHA(sha256), ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read evidence %s: %w", shortSHA(sha256), err)
+		}
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read evidence %s: %w", shortSHA(sha256), err)
+	}
+	if enc == EncodingIdentity {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("read evidence %s: %w", shortSHA(sha256), err)
+	}
+	return zr, nil
+}
+
+// ReadBlob is OpenBlob read whole.
+func (s *Store) ReadBlob(ctx context.Context, sha256 string) ([]byte, error) {
+	r, err := s.OpenBlob(ctx, sha256)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read evidence %s: %w", shortSHA(sha256), err)
+	}
+	return b, nil
+}
+
+// BlobStats is how much evidence is stored.
+type BlobStats struct {
+	Blobs      int64
+	Size       int64 // uncompressed bytes
+	Compressed int64 // bytes stored
+}
+
+// EvidenceStats sums the stored blobs.
+func (s *Store) EvidenceStats(ctx context.Context) (BlobStats, error) {
+	var st BlobStats
+	err := s.db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(size), 0), coalesce(sum(length(data)), 0)
+		FROM company_eval_blobs`).Scan(&st.Blobs, &st.Size, &st.Compressed)
+	if err != nil {
+		return st, fmt.Errorf("read evidence stats: %w", err)
+	}
+	return st, nil
+}
+
+// ReadBlobs reads many blobs whole, by sha256, a few hundred per query; a
+// key not stored is absent from the map.
+func (s *Store) ReadBlobs(ctx context.Context, shas []string) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(shas))
+	for start := 0; start < len(shas); start += blobsPerStatement {
+		chunk := shas[start:min(start+blobsPerStatement, len(shas))]
+		args := make([]any, len(chunk))
+		for i, sha := range chunk {
+			args[i] = sha
+		}
+		q := "SELECT sha256, encoding, data FROM company_eval_blobs WHERE sha256 IN (" +
+			strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + ")"
+		if err := s.readBlobRows(ctx, s.Rebind(q), args, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) readBlobRows(ctx context.Context, q string, args []any, out map[string][]byte) error {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("read evidence: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sha, enc string
+		var data []byte
+		if err := rows.Scan(&sha, &enc, &data); err != nil {
+			return fmt.Errorf("read evidence: %w", err)
+		}
+		if enc != EncodingIdentity {
+			zr, err := gzip.NewReader(bytes.NewReader(data))
+			if err == nil {
+				data, err = io.ReadAll(zr)
+			}
+			if err != nil {
+				return fmt.Errorf("read evidence %s: %w", shortSHA(sha), err)
+			}
+		}
+		out[sha] = data
+	}
+	return rows.Err()
+}

@@ -1,0 +1,156 @@
+package verify
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"io"
+	"sync"
+
+	"github.com/assay-eval/assay/host/store"
+	"github.com/assay-eval/assay/pkg/companyos"
+)
+
+// evidenceTee is a trace on its way to the parser: what is read through it
+// is hashed and, when keep is set, gzipped into a buffer, so a trace is
+// hashed and compressed as it is parsed and never held whole
+// (docs/evidence.md).
+type evidenceTee struct {
+	src  io.Reader
+	h    hash.Hash
+	zw   *gzip.Writer
+	buf  bytes.Buffer
+	n    int64
+	pool *sync.Pool
+}
+
+func (e *Engine) newEvidenceTee(src io.Reader, keep bool) *evidenceTee {
+	t := &evidenceTee{src: src, h: sha256.New(), pool: &e.gzips}
+	if keep {
+		if zw, ok := e.gzips.Get().(*gzip.Writer); ok {
+			zw.Reset(&t.buf)
+			t.zw = zw
+		} else {
+			t.zw, _ = gzip.NewWriterLevel(&t.buf, gzip.BestSpeed)
+		}
+	}
+	return t
+}
+
+func (t *evidenceTee) Read(p []byte) (int, error) {
+	n, err := t.src.Read(p)
+	if n > 0 {
+		t.h.Write(p[:n])
+		t.n += int64(n)
+		if t.zw != nil {
+			if _, werr := t.zw.Write(p[:n]); werr != nil {
+				return n, fmt.Errorf("compressing evidence: %w", werr)
+			}
+		}
+	}
+	return n, err
+}
+
+// finish reads what the parser left, and returns the sha256 of every byte
+// read and, when kept, the compressed blob.
+func (t *evidenceTee) finish(kind string) (string, *store.Blob, error) {
+	if _, err := io.Copy(io.Discard, t); err != nil {
+		return "", nil, err
+	}
+	sha := hex.EncodeToString(t.h.Sum(nil))
+	if t.zw == nil {
+		return sha, nil, nil
+	}
+	err := t.zw.Close()
+	t.pool.Put(t.zw)
+	t.zw = nil
+	if err != nil {
+		return "", nil, fmt.Errorf("compressing evidence: %w", err)
+	}
+	return sha, &store.Blob{SHA256: sha, Kind: kind, Size: t.n, Data: bytes.Clone(t.buf.Bytes())}, nil
+}
+
+// compressBlob is the blob of bytes already in memory (a snapshot, a
+// metrics row).
+func (e *Engine) compressBlob(kind, sha string, raw []byte) (store.Blob, error) {
+	t := e.newEvidenceTee(bytes.NewReader(raw), true)
+	_, b, err := t.finish(kind)
+	if err != nil {
+		return store.Blob{}, err
+	}
+	b.SHA256 = sha
+	return *b, nil
+}
+
+// openTrace opens a turn's trace: its file, its turns line's events, or
+// the stored evidence it was recorded with.
+func (e *Engine) openTrace(ctx context.Context, ts *TurnSpec, inline []byte) (io.ReadCloser, error) {
+	switch {
+	case ts.traceSHA != "":
+		return e.cfg.Store.OpenBlob(ctx, ts.traceSHA)
+	case ts.TracePath != "":
+		f, err := openInput(ts.TracePath, ts.Root)
+		if err != nil {
+			return nil, fmt.Errorf("opening trace: %w", err)
+		}
+		return f, nil
+	}
+	return io.NopCloser(bytes.NewReader(inline)), nil
+}
+
+// hashTrace is the sha256 of a turn's trace bytes, read as a stream.
+func (e *Engine) hashTrace(ctx context.Context, ts *TurnSpec, inline []byte) (string, error) {
+	if ts.traceSHA != "" {
+		return ts.traceSHA, nil
+	}
+	r, err := e.openTrace(ctx, ts, inline)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	t := e.newEvidenceTee(r, false)
+	sha, _, err := t.finish(store.BlobTrace)
+	if err != nil {
+		return "", fmt.Errorf("reading trace: %w", err)
+	}
+	return sha, nil
+}
+
+// metricsRow is the canonical JSON of a turn's metrics row, as stored.
+func metricsRow(ts *TurnSpec) []byte {
+	b, err := json.Marshal(turnMetrics{Candidate: ts.Candidate, Label: ts.Label, Persona: ts.Persona,
+		LatencyS: ts.LatencyS, CostUSD: ts.CostUSD, StartedAt: ts.StartedAt, FinishedAt: ts.FinishedAt})
+	if err != nil {
+		return nil // a NaN or infinite metric: the row is not stored
+	}
+	return b
+}
+
+// blobSnapshots remembers the last snapshots parsed from stored evidence,
+// by sha256, so a snapshot many stored turns share is read and parsed once
+// per rescore. Bounded like fileCache.
+type blobSnapshots struct {
+	mu sync.Mutex
+	m  map[string]*companyos.Snapshot
+}
+
+func (c *blobSnapshots) get(sha string) (*companyos.Snapshot, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.m[sha]
+	return s, ok
+}
+
+func (c *blobSnapshots) put(sha string, s *companyos.Snapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedFiles {
+		c.m = map[string]*companyos.Snapshot{}
+	}
+	c.m[sha] = s
+}
