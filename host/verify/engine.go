@@ -365,10 +365,12 @@ func passHatGate(g *pack.PassHatK) *score.PassHatGate {
 	return &score.PassHatGate{K: g.K, Value: g.Value}
 }
 
-// scoreAll scores todo in chunks, in three overlapping stages: while one
-// chunk is scored on the plugins, the next one's traces are parsed and the
+// scoreAll scores todo in chunks, in three overlapping stages: while
+// chunks are scored on the plugins, the next one's traces are parsed and the
 // previous one is finished (CEL checks, scores) and recorded, each chunk as
-// soon as it is scored.
+// soon as it is scored, in order. Two chunks are scored at once: a plugin
+// call waits on another process more than it computes, and a second chunk's
+// calls fill that wait (docs/performance.md).
 func (e *Engine) scoreAll(ctx context.Context, v *pass, todo []*TurnSpec) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -392,23 +394,41 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, todo []*TurnSpec) error 
 		recorded <- e.recordChunks(ctx, cancel, v, len(todo), scored)
 	}()
 
+	// inFlight holds the chunks being scored, in order; its capacity and the
+	// one chunk the forwarder waits on bound them to two.
+	type scoring struct {
+		chunk []*prepared
+		done  chan struct{}
+	}
+	inFlight := make(chan scoring, 1)
+	go func() {
+		defer close(scored)
+		for sc := range inFlight {
+			<-sc.done
+			if ctx.Err() != nil {
+				// Interrupted while scoring: the chunk's outcomes are the
+				// interruption, not the scorers' verdict. Record nothing of
+				// it or after it; a rerun resumes here.
+				continue
+			}
+			select {
+			case scored <- sc.chunk:
+			case <-ctx.Done():
+			}
+		}
+	}()
 	for chunk := range ready {
 		if ctx.Err() != nil {
 			break
 		}
-		e.scoreChunk(ctx, chunk)
-		if ctx.Err() != nil {
-			// Interrupted while scoring: the chunk's outcomes are the
-			// interruption, not the scorers' verdict. Record nothing of it;
-			// a rerun resumes here.
-			break
-		}
-		select {
-		case scored <- chunk:
-		case <-ctx.Done():
-		}
+		sc := scoring{chunk: chunk, done: make(chan struct{})}
+		inFlight <- sc
+		go func() {
+			defer close(sc.done)
+			e.scoreChunk(ctx, sc.chunk)
+		}()
 	}
-	close(scored)
+	close(inFlight)
 	if err := <-recorded; err != nil {
 		return err
 	}
