@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -33,6 +34,8 @@ type proc struct {
 	failures int    // consecutive failed launches, for the backoff
 	lastFail time.Time
 	fatal    error // a sha256 or describe mismatch: never launched again
+
+	perCase atomic.Int64 // bytes a case took on the wire in the last batch: the next buffer's size
 }
 
 // get returns the running instance, launching it if there is none. A
@@ -154,7 +157,10 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]batchrun.Outc
 	if err != nil {
 		return nil, err
 	}
-	req, err := scorerpb.MarshalCases(nil, cases)
+	req, err := scorerpb.MarshalCases(make([]byte, 0, int(p.perCase.Load())*(len(cases)+1)), cases)
+	if err == nil {
+		p.perCase.Store(int64(len(req) / max(len(cases), 1)))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", p.entry.ID, err)
 	}
