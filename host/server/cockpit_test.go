@@ -105,7 +105,7 @@ func testCockpitPages(t *testing.T, f *fixture) {
 	_, overview := b.get("/")
 	for _, want := range []string{"candidate-a", "candidate-b", "candidate-c", "Pareto frontier", "Review", "Scorers", "Promotions"} {
 		if !strings.Contains(overview, want) {
-			t.Errorf("overview lacks %q", want)
+			t.Errorf("overview lacks %q:\n%s", want, overview)
 		}
 	}
 	runPath := runHref.FindStringSubmatch(overview)[1]

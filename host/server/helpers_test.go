@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/hashicorp/go-hclog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -104,7 +105,7 @@ func newFixture(t testing.TB, dsn string, tweak func(*Config)) *fixture {
 	t.Cleanup(func() { st.Close() })
 	f := &fixture{t: t, st: st, verify: newInProcess()}
 	cfg := Config{Store: st, Verifier: f.verify, TempDir: t.TempDir()}
-	cfg.Cockpit = cockpit.New(cockpit.Config{Store: st, LoadPack: f.verify.LoadPack})
+	cfg.Cockpit = cockpit.New(cockpit.Config{Store: st, LoadPack: f.verify.LoadPack, Logger: hclog.New(&hclog.LoggerOptions{Output: os.Stderr, Level: hclog.Error})})
 	if tweak != nil {
 		tweak(&cfg)
 	}

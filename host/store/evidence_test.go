@@ -86,25 +86,7 @@ func TestEvidenceOnOldDatabase(t *testing.T) {
 			ctx := context.Background()
 			dsn := b.open(t)
 			old := openStore(t, dsn)
-			ms, err := migrations(old.dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, q := range []string{"DROP TABLE company_eval_blobs", "DROP TABLE company_eval_probes"} {
-				if _, err := old.db.ExecContext(ctx, q); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for _, q := range []string{"ALTER TABLE company_eval_turns DROP COLUMN trace_sha256",
-				"ALTER TABLE company_eval_turns DROP COLUMN metrics_sha256", "ALTER TABLE company_eval_runs DROP COLUMN units",
-				"DELETE FROM schema_migrations WHERE version = 4"} {
-				if _, err := old.db.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			if len(ms) < 4 {
-				t.Fatal("want migration 4")
-			}
+			migrateOnlyTo(ctx, t, old, 4) // before evidence (migration 5)
 			run := insertOldRun(t, old)
 			if _, err := old.db.ExecContext(ctx, old.Rebind(`INSERT INTO company_eval_turns (run_id, label, attempt, status, created_at, state_after_sha256)
 				VALUES (?, 't', 1, 'scored', ?, 'snap')`), run.ID, old.now()); err != nil {

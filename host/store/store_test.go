@@ -567,10 +567,7 @@ func TestTurnEpochsOnOldDatabase(t *testing.T) {
 			dsn := b.open(t)
 			old := openStore(t, dsn)
 			migrateOnlyTo(ctx, t, old, 3) // before epochs
-			run, err := old.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := insertOldRun(t, old)
 			if _, err := old.db.ExecContext(ctx, old.Rebind(`INSERT INTO company_eval_turns (run_id, label, attempt, status, created_at, revision, input_key)
 				VALUES (?, 't', 1, 'scored', ?, 2, 'k')`), run.ID, old.now()); err != nil {
 				t.Fatal(err)

@@ -107,7 +107,7 @@ func (s *Store) RunSummary(ctx context.Context, id int64) (RunRow, error) {
 	return r, nil
 }
 
-const lightRunColumns = `r.id, r.candidate, r.pack_sha256, r.pack_name, r.scorer_version, r.host_version,
+const lightRunColumns = `r.id, r.candidate, r.pack_sha256, r.pack_name, r.scorer_version, r.host_version, r.units,
 	r.attempt, r.status, r.summary, r.verdict, r.created_at, r.updated_at, 0`
 
 // PackOfCompany reports whether a pack (by sha256) was recorded with

@@ -12,8 +12,8 @@ import (
 
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/store/storetest"
-	"github.com/assay-eval/assay/sdk/batchrun"
 	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/sdk/batchrun"
 )
 
 // tweaked is the local scorers with one scorer changed: its first check of

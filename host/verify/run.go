@@ -195,6 +195,11 @@ func (r *runner) readInputs() ([]*Input, error) {
 		if ds.HasErrors() {
 			return nil, &InputError{Err: fmt.Errorf("%s is not valid", file)}
 		}
+		if len(ins) == 0 {
+			// Nothing to verify is never a pass: an empty upload or a
+			// truncated file would otherwise exit 0 with no candidate.
+			return nil, &InputError{Err: fmt.Errorf("%s holds no turns: nothing to verify", file)}
+		}
 		inputs = ins
 	}
 	seen := map[string]string{}

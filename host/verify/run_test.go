@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -229,5 +230,20 @@ func TestRunScorerCannotRun(t *testing.T) {
 	}
 	if st, msg := rep.Status(); st != StatusHostFailed || !strings.Contains(msg, "task_state") {
 		t.Errorf("Status() = %v %q, want StatusHostFailed naming task_state", st, msg)
+	}
+}
+
+// TestEmptyTurnsFileIsInvalid: a turns file with no turn is invalid input,
+// never a run that passes with no candidate.
+func TestEmptyTurnsFileIsInvalid(t *testing.T) {
+	req := exampleRequest(t, newLocal())
+	req.TurnsFile = filepath.Join(t.TempDir(), "turns.jsonl")
+	if err := os.WriteFile(req.TurnsFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), req)
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "no turns") {
+		t.Errorf("Run(empty turns file) = %v, want an *InputError saying it holds no turns", err)
 	}
 }
