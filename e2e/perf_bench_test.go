@@ -96,7 +96,7 @@ func BenchmarkVerifyAnswers10k(b *testing.B) { verifyAnswers(b, 10_000, 1, sqlit
 // 1,000-task pack by 10, 100 and 1,000 candidates: memory must not grow
 // with the run and time per turn must stay linear. 1M runs only with
 // ASSAY_BENCH_1M set (it takes minutes).
-func BenchmarkVerifyFlat10k(b *testing.B)  { verifyAnswers(b, 1000, 10, sqliteDB(b)) }
+func BenchmarkVerifyFlat10k(b *testing.B) { verifyAnswers(b, 1000, 10, sqliteDB(b)) }
 func BenchmarkVerifyFlat100k(b *testing.B) {
 	if os.Getenv("ASSAY_BENCH_SHORT") != "" {
 		b.Skip("ASSAY_BENCH_SHORT is set")
