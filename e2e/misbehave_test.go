@@ -210,3 +210,26 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
+
+// TestHangingOnEveryCallExits3 (issue 12 item 5): a scorer that hangs on
+// every call is a host that could not run (exit 3, the scorer named), not a
+// failed gate, and it costs a small multiple of the deadline, not minutes.
+func TestHangingOnEveryCallExits3(t *testing.T) {
+	m := newMisbehaving(t, "test_sleep")
+	var tasks []task
+	for i := 0; i < 12; i++ {
+		tasks = append(tasks, task{fmt.Sprintf("sleep_%02d", i), "test_sleep"})
+	}
+	pack, turns := m.writeInputs(tasks)
+	const base = 500 * time.Millisecond
+	begin := time.Now()
+	code, _, out := m.verify(pack, turns, "--batch-size", "4", "--call-timeout", base.String())
+	elapsed := time.Since(begin)
+	if code != 3 || !strings.Contains(out, "test_sleep") {
+		t.Fatalf("verify with a scorer hanging on every call: exit %d, want 3 naming test_sleep\n%s", code, out)
+	}
+	if limit := 40 * base; elapsed > limit {
+		t.Errorf("verify took %v, want at most %v", elapsed, limit)
+	}
+	t.Logf("verify with every call hanging: %v", elapsed)
+}
