@@ -116,7 +116,7 @@ func shadowInterlock(h []Entry, latest Entry, n int) Interlock {
 	}
 	var same []Entry
 	for i := len(h) - 1; i >= 0 && len(same) < n; i-- {
-		if len(verify.DriftBetween(h[i].Units, latest.Units)) == 0 {
+		if sameUnits(h[i], latest) {
 			same = append(same, h[i])
 		}
 	}
@@ -193,3 +193,5 @@ func driftInterlock(baseline string, latest, base Entry, hasBase bool) Interlock
 	}
 	return Interlock{Detail: strings.Join(lines, "; ")}
 }
+
+func sameUnits(a, b Entry) bool { return len(verify.DriftBetween(a.Units, b.Units)) == 0 }
