@@ -158,4 +158,3 @@ func Clear(ctx context.Context, st *store.Store, packSHA256, name, by, reason st
 	}
 	return nil
 }
-
