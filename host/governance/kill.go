@@ -14,8 +14,11 @@ import (
 	"github.com/assay-eval/assay/host/verify"
 )
 
-// ErrNotFired: a clear named a criterion that is not fired.
-var ErrNotFired = errors.New("no fired kill criterion has this name")
+// Errors of clearing a kill criterion: mistakes of the person clearing it.
+var (
+	ErrNotFired   = errors.New("no fired kill criterion has this name")
+	ErrBlankClear = errors.New("who clears it is blank (--by)")
+)
 
 // CriterionState is one kill criterion's state (item 5's governance check).
 type CriterionState struct {
@@ -140,7 +143,7 @@ func evalCriterion(ctx context.Context, st *store.Store, packSHA string, prog *k
 func Clear(ctx context.Context, st *store.Store, packSHA256, name, by, reason string) error {
 	var errs []error
 	if strings.TrimSpace(by) == "" {
-		errs = append(errs, errors.New("who clears it is blank (--by)"))
+		errs = append(errs, ErrBlankClear)
 	}
 	if strings.TrimSpace(reason) == "" {
 		errs = append(errs, ErrBlankReason)

@@ -1,0 +1,63 @@
+package governance
+
+import (
+	"context"
+
+	"github.com/assay-eval/assay/host/pack"
+	"github.com/assay-eval/assay/host/store"
+	"github.com/assay-eval/assay/host/verify"
+)
+
+// AfterVerify is the verify.Request.Govern hook of a verification of p: it
+// records each candidate's run history, marks the scorers review made
+// suspect in rep.ScorerHealth, evaluates the kill criteria over the verified
+// candidates' history (recording new firings) and lists every fired one in
+// rep.KillCriteria. It changes nothing else.
+func AfterVerify(st *store.Store, p *pack.Pack) func(ctx context.Context, rep *verify.Report) error {
+	return func(ctx context.Context, rep *verify.Report) error {
+		if st == nil {
+			return nil
+		}
+		if err := RecordHistory(ctx, st, rep); err != nil {
+			return err
+		}
+		if err := markSuspect(ctx, st, p, rep.ScorerHealth); err != nil {
+			return err
+		}
+		var candidates []string
+		for _, c := range rep.Candidates {
+			if c.RunID != 0 {
+				candidates = append(candidates, c.Candidate)
+			}
+		}
+		states, err := CheckKill(ctx, st, p, candidates)
+		if err != nil {
+			return err
+		}
+		for _, s := range states {
+			if s.Fired {
+				rep.KillCriteria = append(rep.KillCriteria, verify.FiredCriterion{Name: s.Name, Candidate: s.Candidate,
+					RunID: s.RunID, Message: s.Message, New: s.New})
+			}
+		}
+		return nil
+	}
+}
+
+// markSuspect sets the health of every scorer whose reviews (of the same
+// binary) make it suspect.
+func markSuspect(ctx context.Context, st *store.Store, p *pack.Pack, hs []verify.ScorerHealth) error {
+	stats, err := Stats(ctx, st, p.SHA256, PackThresholds(p))
+	if err != nil {
+		return err
+	}
+	for i := range hs {
+		for _, s := range stats {
+			if s.Scorer == hs[i].ID && s.SHA256 == hs[i].SHA256 && s.Status == StatusSuspect {
+				hs[i].Reason = "review: " + s.Reason + "; " + hs[i].Status + ": " + hs[i].Reason
+				hs[i].Status = verify.HealthSuspect
+			}
+		}
+	}
+	return nil
+}
