@@ -161,7 +161,7 @@ func (a *app) governanceCheck(c *cli.Context) error {
 
 func (a *app) governanceClear(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return invalidf("assay governance clear: want the criterion's NAME, got %d arguments (see assay governance clear --help)", c.NArg())
+		return invalidf("governance clear: want the criterion's NAME, got %d arguments (see assay governance clear --help)", c.NArg())
 	}
 	g, err := a.openGov(c)
 	if err != nil {
@@ -179,11 +179,11 @@ func (a *app) governanceClear(c *cli.Context) error {
 // parseTurnID reads review record's TURN_ID.
 func parseTurnID(c *cli.Context) (int64, error) {
 	if c.NArg() != 1 {
-		return 0, invalidf("assay review record: want one TURN_ID, got %d arguments (see assay review record --help)", c.NArg())
+		return 0, invalidf("review record: want one TURN_ID, got %d arguments (see assay review record --help)", c.NArg())
 	}
 	id, err := strconv.ParseInt(c.Args().First(), 10, 64)
 	if err != nil || id < 1 {
-		return 0, invalidf("assay review record: TURN_ID %q is not a turn id (assay review list shows them)", c.Args().First())
+		return 0, invalidf("review record: TURN_ID %q is not a turn id (assay review list shows them)", c.Args().First())
 	}
 	return id, nil
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -76,12 +75,7 @@ func (a *app) promote(c *cli.Context) error {
 }
 
 func printInterlocks(a *app, ls map[string]governance.Interlock) {
-	names := make([]string, 0, len(ls))
-	for n := range ls {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range governance.InterlockNames() {
 		state := "green"
 		if !ls[n].OK {
 			state = "RED  "

@@ -86,7 +86,7 @@ func (a *app) reviewSample(c *cli.Context) error {
 		return err
 	}
 	if c.Int("n") < 1 {
-		return invalidf("assay review sample: --n must be at least 1")
+		return invalidf("review sample: --n must be at least 1")
 	}
 	g, err := a.openGov(c)
 	if err != nil {
@@ -164,19 +164,19 @@ func (a *app) reviewRecord(c *cli.Context) error {
 	r := governance.Review{TurnID: id, Reviewer: c.String("reviewer"), Reason: c.String("reason"), Correct: c.String("correct")}
 	switch {
 	case c.Bool("agree") == c.Bool("override"):
-		return invalidf("assay review record: give exactly one of --agree and --override (see assay review record --help)")
+		return invalidf("review record: give exactly one of --agree and --override (see assay review record --help)")
 	case c.Bool("agree"):
 		r.Verdict = governance.VerdictAgree
 	default:
 		r.Verdict = governance.VerdictOverride
 		if !c.IsSet("correct") {
-			return invalidf("assay review record: --override needs --correct pass|fail: an override states the correct verdict")
+			return invalidf("review record: --override needs --correct pass|fail: an override states the correct verdict")
 		}
 	}
 	if c.IsSet("correct-score") {
 		x := c.Float64("correct-score")
 		if x < 0 || x > 1 {
-			return invalidf("assay review record: --correct-score %g is not in [0, 1]", x)
+			return invalidf("review record: --correct-score %g is not in [0, 1]", x)
 		}
 		r.CorrectScore = &x
 	}

@@ -79,10 +79,15 @@ func Interlocks(in PromotionInput) map[string]Interlock {
 	return out
 }
 
+// InterlockNames are the interlocks in the order they are checked.
+func InterlockNames() []string {
+	return []string{InterlockLatestGates, InterlockShadowRuns, InterlockNoRegression, InterlockKillCriteria, InterlockScorers, InterlockDrift}
+}
+
 // Red lists the red interlocks, in check order, as "name: detail".
 func Red(ls map[string]Interlock) []string {
 	var out []string
-	for _, n := range []string{InterlockLatestGates, InterlockShadowRuns, InterlockNoRegression, InterlockKillCriteria, InterlockScorers, InterlockDrift} {
+	for _, n := range InterlockNames() {
 		if l, ok := ls[n]; ok && !l.OK {
 			out = append(out, n+": "+l.Detail)
 		}
