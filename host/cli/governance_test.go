@@ -94,6 +94,11 @@ func TestGovernanceCommands(t *testing.T) {
 	}
 	wantLines(t, "review stats", out, `"status": "suspect"`, `"scorer": "`+picked[0].Scorer+`"`)
 
+	_, out, _ = run("frontier", "--pack", pack)
+	wantLines(t, "frontier", out, "SUSPECT SCORER: "+picked[0].Scorer)
+	_, out, _ = run("doctor")
+	wantLines(t, "doctor", out, "review "+picked[0].Scorer, "review thresholds here are the defaults")
+
 	outDir := t.TempDir()
 	_, out, _ = run("verify", "--pack", pack, "--in-process", "--run", "../../examples/runs/candidate-a", "--out", outDir)
 	wantLines(t, "verify after an override", out, "scorer "+picked[0].Scorer, "is suspect: review: override rate 1.000")

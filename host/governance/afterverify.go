@@ -44,16 +44,41 @@ func AfterVerify(st *store.Store, p *pack.Pack) func(ctx context.Context, rep *v
 	}
 }
 
-// markSuspect sets the health of every scorer whose reviews (of the same
-// binary) make it suspect.
-func markSuspect(ctx context.Context, st *store.Store, p *pack.Pack, hs []verify.ScorerHealth) error {
+// SuspectScorers are the scorers of units whose reviews (of the same
+// binary, against p) make them suspect by p's thresholds.
+func SuspectScorers(ctx context.Context, st *store.Store, p *pack.Pack, units verify.Units) ([]ScorerStat, error) {
+	out := []ScorerStat{}
+	if st == nil {
+		return out, nil
+	}
 	stats, err := Stats(ctx, st, p.SHA256, PackThresholds(p))
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range units.Scorers {
+		for _, s := range stats {
+			if s.Scorer == u.ID && s.SHA256 == u.SHA256 && s.Status == StatusSuspect {
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// markSuspect sets the health of every scorer whose reviews (of the same
+// binary) make it suspect; the probe's status stays in the reason.
+func markSuspect(ctx context.Context, st *store.Store, p *pack.Pack, hs []verify.ScorerHealth) error {
+	var units verify.Units
+	for _, h := range hs {
+		units.Scorers = append(units.Scorers, verify.ScorerRef{ID: h.ID, Version: h.Version, SHA256: h.SHA256})
+	}
+	suspect, err := SuspectScorers(ctx, st, p, units)
 	if err != nil {
 		return err
 	}
 	for i := range hs {
-		for _, s := range stats {
-			if s.Scorer == hs[i].ID && s.SHA256 == hs[i].SHA256 && s.Status == StatusSuspect {
+		for _, s := range suspect {
+			if s.Scorer == hs[i].ID && s.SHA256 == hs[i].SHA256 {
 				hs[i].Reason = "review: " + s.Reason + "; " + hs[i].Status + ": " + hs[i].Reason
 				hs[i].Status = verify.HealthSuspect
 			}
