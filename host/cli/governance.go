@@ -47,6 +47,16 @@ func (a *app) openGov(c *cli.Context) (*govEnv, error) {
 	return &govEnv{st: rt.store, close: func() { rt.close() }}, nil
 }
 
+// openGovFormat reads --format, then opens what the command works with.
+func (a *app) openGovFormat(c *cli.Context) (string, *govEnv, error) {
+	format, err := outputFormat(c)
+	if err != nil {
+		return "", nil, err
+	}
+	g, err := a.openGov(c)
+	return format, g, err
+}
+
 // printJSON prints v indented, as every --format json here does.
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
@@ -118,11 +128,7 @@ Example:
 }
 
 func (a *app) governanceCheck(c *cli.Context) error {
-	format, err := outputFormat(c)
-	if err != nil {
-		return err
-	}
-	g, err := a.openGov(c)
+	format, g, err := a.openGovFormat(c)
 	if err != nil {
 		return err
 	}

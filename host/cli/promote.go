@@ -39,11 +39,7 @@ Example:
 }
 
 func (a *app) promote(c *cli.Context) error {
-	format, err := outputFormat(c)
-	if err != nil {
-		return err
-	}
-	g, err := a.openGov(c)
+	format, g, err := a.openGovFormat(c)
 	if err != nil {
 		return err
 	}
@@ -99,11 +95,7 @@ func (a *app) promotionsCommand() *cli.Command {
 }
 
 func (a *app) promotionsList(c *cli.Context) error {
-	format, err := outputFormat(c)
-	if err != nil {
-		return err
-	}
-	g, err := a.openGov(c)
+	format, g, err := a.openGovFormat(c)
 	if err != nil {
 		return err
 	}

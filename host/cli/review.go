@@ -111,11 +111,7 @@ func (a *app) reviewSample(c *cli.Context) error {
 }
 
 func (a *app) reviewList(c *cli.Context) error {
-	format, err := outputFormat(c)
-	if err != nil {
-		return err
-	}
-	g, err := a.openGov(c)
+	format, g, err := a.openGovFormat(c)
 	if err != nil {
 		return err
 	}
@@ -195,11 +191,7 @@ func (a *app) reviewRecord(c *cli.Context) error {
 }
 
 func (a *app) reviewStats(c *cli.Context) error {
-	format, err := outputFormat(c)
-	if err != nil {
-		return err
-	}
-	g, err := a.openGov(c)
+	format, g, err := a.openGovFormat(c)
 	if err != nil {
 		return err
 	}
