@@ -67,6 +67,10 @@ func printJSON(w io.Writer, v any) error {
 // printFired prints the fired kill criteria under a verify or a check.
 func printFired(w io.Writer, fired []verify.FiredCriterion) {
 	for _, f := range fired {
+		if !f.Fired {
+			fmt.Fprintf(w, "KILL CRITERION %s could not be evaluated: %s\n", f.Name, f.Error)
+			continue
+		}
 		state := "fired before and not cleared"
 		if f.New {
 			state = "FIRED now"
@@ -137,10 +141,12 @@ func (a *app) governanceCheck(c *cli.Context) error {
 	if err != nil {
 		return hostErr(err)
 	}
-	fired := 0
+	fired, failed := 0, 0
 	for _, s := range states {
 		if s.Fired {
 			fired++
+		} else if s.Error != "" {
+			failed++
 		}
 	}
 	if format == "json" {
@@ -152,7 +158,9 @@ func (a *app) governanceCheck(c *cli.Context) error {
 			fmt.Fprintln(a.stdout, "the pack declares no kill criteria")
 		}
 		for _, s := range states {
-			if s.Fired {
+			if !s.Fired && s.Error != "" {
+				fmt.Fprintf(a.stdout, "ERROR %s could not be evaluated: %s\n", s.Name, s.Error)
+			} else if s.Fired {
 				fmt.Fprintf(a.stdout, "FIRED %s (candidate %s, run %d, at %s): %s\n", s.Name, s.Candidate, s.RunID, s.FiredAt.Format("2006-01-02 15:04:05Z"), s.Message)
 			} else {
 				fmt.Fprintf(a.stdout, "ok    %s\n", s.Name)
@@ -161,6 +169,9 @@ func (a *app) governanceCheck(c *cli.Context) error {
 	}
 	if fired > 0 {
 		return &ExitError{Code: ExitGate, Err: fmt.Errorf("%d kill criteria fired", fired)}
+	}
+	if failed > 0 {
+		return invalidf("%d kill criteria could not be evaluated", failed)
 	}
 	return nil
 }

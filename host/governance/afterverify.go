@@ -35,9 +35,9 @@ func AfterVerify(st *store.Store, p *pack.Pack) func(ctx context.Context, rep *v
 			return err
 		}
 		for _, s := range states {
-			if s.Fired {
-				rep.KillCriteria = append(rep.KillCriteria, verify.FiredCriterion{Name: s.Name, Candidate: s.Candidate,
-					RunID: s.RunID, Message: s.Message, New: s.New})
+			if s.Fired || s.Error != "" {
+				rep.KillCriteria = append(rep.KillCriteria, verify.FiredCriterion{Name: s.Name, Fired: s.Fired, Candidate: s.Candidate,
+					RunID: s.RunID, Message: s.Message, New: s.New, Error: s.Error})
 			}
 		}
 		return nil

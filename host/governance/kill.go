@@ -31,6 +31,10 @@ type CriterionState struct {
 	// evaluation recorded the firing.
 	Candidate string `json:"candidate,omitempty"`
 	New       bool   `json:"new,omitempty"`
+	// Error says why the criterion could not be evaluated over some
+	// candidate's history (a run-time CEL error): it is not fired, and not
+	// known to be clear either.
+	Error string `json:"error,omitempty"`
 }
 
 // Fired returns the pack's firings not yet cleared, oldest first.
@@ -118,7 +122,8 @@ func evalCriterion(ctx context.Context, st *store.Store, packSHA string, prog *k
 		}
 		hit, err := prog.Eval(HistoryRuns(h), reviews)
 		if err != nil {
-			return s, err
+			s.Error = joinWhy(s.Error, "candidate "+c+": "+err.Error())
+			continue
 		}
 		if !hit {
 			continue

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -278,6 +279,27 @@ func TestPromoteRefusedThenRecorded(t *testing.T) {
 		if got.ApprovedBy != "ana" || len(got.Runs) != 1 || got.ScorerVersion != "sv1" || len(got.Interlocks) != 6 ||
 			fmt.Sprint(got.RollbackOn) != "[quality_drop]" || got.ID != pr.ID {
 			t.Errorf("promotion record = %+v", got)
+		}
+	})
+}
+
+// TestKillCriterionRuntimeError: a criterion that fails at run time is not
+// fired, says why, and records nothing.
+func TestKillCriterionRuntimeError(t *testing.T) {
+	eachBackend(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		src := strings.Replace(testPack, "history.size() >= 2 && history[history.size()-1].mean_score < history[0].mean_score - 0.1", "history[1].mean_score > 0", 1)
+		p, ds := pack.Parse("p.yaml", []byte(src), pack.Options{})
+		if ds.HasErrors() {
+			t.Fatal(ds)
+		}
+		verifyOnce(t, st, p, "cand", 0.9, true)
+		states, err := CheckKill(ctx, st, p, nil)
+		if err != nil || len(states) != 1 || states[0].Fired || !strings.Contains(states[0].Error, "candidate cand") {
+			t.Fatalf("CheckKill with history[1] of one run = %+v, %v; want not fired, with an error", states, err)
+		}
+		if f, _ := Fired(ctx, st, p.SHA256); len(f) != 0 {
+			t.Errorf("Fired = %v, want none recorded", f)
 		}
 	})
 }
