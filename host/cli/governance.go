@@ -97,6 +97,8 @@ func (a *app) governanceCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "governance",
 		Usage: "kill criteria: evaluate them, clear a fired one",
+		UsageText: "assay governance check --pack P | clear NAME --pack P --by NAME --reason TEXT\n\n" +
+			"Example:\n   assay governance check --pack packs/example.yaml",
 		Subcommands: []*cli.Command{
 			takesNoArgs(&cli.Command{
 				Name:  "check",

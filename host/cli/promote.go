@@ -82,12 +82,13 @@ func printInterlocks(a *app, ls map[string]governance.Interlock) {
 
 func (a *app) promotionsCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "promotions",
-		Usage: "promotion records",
+		Name:      "promotions",
+		Usage:     "promotion records",
+		UsageText: "assay promotions list [--pack P] [--format text|json]\n\nExample:\n   assay promotions list --pack packs/example.yaml",
 		Subcommands: []*cli.Command{takesNoArgs(&cli.Command{
 			Name:      "list",
 			Usage:     "every promotion record, oldest first",
-			UsageText: "assay promotions list [--pack P] [--format text|json]",
+			UsageText: "assay promotions list [--pack P] [--format text|json]\n\nExample:\n   assay promotions list --format json",
 			Flags:     []cli.Flag{&cli.StringFlag{Name: "pack", Usage: "only this eval pack `FILE`'s"}, formatFlag()},
 			Action:    a.promotionsList,
 		})},

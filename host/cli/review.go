@@ -17,6 +17,10 @@ func (a *app) reviewCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "review",
 		Usage: "sampled human review of stored turns and each scorer's override rate",
+		UsageText: "assay review sample | list | record | stats\n\n" +
+			"Sample stored turns, review them, and see each scorer's override rate (docs/governance.md).\n\n" +
+			"Example:\n   assay review sample --pack packs/example.yaml --candidate candidate-a --n 10\n" +
+			"   assay review record 42 --reviewer ana --agree --reason \"the answer is grounded\"",
 		Subcommands: []*cli.Command{
 			takesNoArgs(&cli.Command{
 				Name:  "sample",
@@ -40,7 +44,7 @@ Example:
 			takesNoArgs(&cli.Command{
 				Name:      "list",
 				Usage:     "the open review queue: each turn's answer, checks and evidence",
-				UsageText: "assay review list [--pack P] [--format text|json]",
+				UsageText: "assay review list [--pack P] [--format text|json]\n\nExample:\n   assay review list --pack packs/example.yaml",
 				Flags:     []cli.Flag{packFlag(false), formatFlag()},
 				Action:    a.reviewList,
 			}),
@@ -72,7 +76,10 @@ Example:
 
 status is suspect at an override rate of governance.suspect_rate (default 0.20)
 or more over at least governance.min_reviews (default 5) reviews, unreviewed
-below min_reviews, ok otherwise (docs/governance.md).`,
+below min_reviews, ok otherwise (docs/governance.md).
+
+Example:
+   assay review stats --pack packs/example.yaml --format json`,
 				Flags:  []cli.Flag{packFlag(false), formatFlag()},
 				Action: a.reviewStats,
 			}),
