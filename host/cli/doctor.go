@@ -15,6 +15,7 @@ import (
 
 	"github.com/assay-eval/assay/host/governance"
 	"github.com/assay-eval/assay/host/invariant"
+	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/pkg/scorer"
@@ -145,7 +146,7 @@ func (a *app) runDoctor(ctx context.Context, cfg invariant.Config) *doctorReport
 	}
 	if p.DB.Opened() {
 		rep.Probes = lastProbes(ctx, p.DB.Store)
-		rep.Reviews, _ = governance.Stats(ctx, p.DB.Store, "", governance.DefaultThresholds) // unreadable: none shown
+		rep.Reviews, _ = governance.Stats(ctx, p.DB.Store, "", governance.DefaultThresholds()) // unreadable: none shown
 	}
 	rep.Elapsed = ms(time.Since(start))
 	return rep
@@ -319,5 +320,5 @@ func printReviews(w io.Writer, rs []governance.ScorerStat) {
 		fmt.Fprintf(w, "%s  review %-20s %s (v%s, sha256 %s): %s\n", mark, r.Scorer, r.Status, r.Version, shortHex(r.SHA256), r.Reason)
 	}
 	fmt.Fprintf(w, "      review thresholds here are the defaults (rate %.2f, %d reviews); a pack's governance block may differ: assay review stats --pack P\n",
-		governance.DefaultSuspectRate, governance.DefaultMinReviews)
+		pack.DefaultSuspectRate, pack.DefaultMinReviews)
 }

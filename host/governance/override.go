@@ -3,6 +3,8 @@ package governance
 import (
 	"fmt"
 	"math"
+
+	"github.com/assay-eval/assay/host/pack"
 )
 
 // Scorer review statuses (docs/governance.md).
@@ -10,12 +12,6 @@ const (
 	StatusOK         = "ok"
 	StatusSuspect    = "suspect"
 	StatusUnreviewed = "unreviewed"
-)
-
-// Defaults of the pack's governance block.
-const (
-	DefaultSuspectRate = 0.20
-	DefaultMinReviews  = 5
 )
 
 // Thresholds decide when a scorer is suspect: an override rate of at least
@@ -26,7 +22,9 @@ type Thresholds struct {
 }
 
 // DefaultThresholds are the thresholds of a pack without a governance block.
-var DefaultThresholds = Thresholds{SuspectRate: DefaultSuspectRate, MinReviews: DefaultMinReviews}
+func DefaultThresholds() Thresholds {
+	return Thresholds{SuspectRate: pack.DefaultSuspectRate, MinReviews: pack.DefaultMinReviews}
+}
 
 // z95 is the standard normal quantile of a two-sided 95% interval.
 const z95 = 1.959963984540054

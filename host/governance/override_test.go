@@ -14,13 +14,13 @@ func TestOverrideRateThreshold(t *testing.T) {
 		th                 Thresholds
 		want               string
 	}{
-		"19.9 percent is ok":          {1000, 199, DefaultThresholds, StatusOK},
-		"20 percent is suspect":       {1000, 200, DefaultThresholds, StatusSuspect},
-		"one of five is suspect":      {5, 1, DefaultThresholds, StatusSuspect},
-		"four reviews are too few":    {4, 4, DefaultThresholds, StatusUnreviewed},
-		"five reviews judge":          {5, 4, DefaultThresholds, StatusSuspect},
-		"none":                        {0, 0, DefaultThresholds, StatusUnreviewed},
-		"no overrides":                {5, 0, DefaultThresholds, StatusOK},
+		"19.9 percent is ok":          {1000, 199, DefaultThresholds(), StatusOK},
+		"20 percent is suspect":       {1000, 200, DefaultThresholds(), StatusSuspect},
+		"one of five is suspect":      {5, 1, DefaultThresholds(), StatusSuspect},
+		"four reviews are too few":    {4, 4, DefaultThresholds(), StatusUnreviewed},
+		"five reviews judge":          {5, 4, DefaultThresholds(), StatusSuspect},
+		"none":                        {0, 0, DefaultThresholds(), StatusUnreviewed},
+		"no overrides":                {5, 0, DefaultThresholds(), StatusOK},
 		"configured rate":             {10, 2, Thresholds{SuspectRate: 0.3, MinReviews: 5}, StatusOK},
 		"configured min reviews":      {3, 1, Thresholds{SuspectRate: 0.2, MinReviews: 3}, StatusSuspect},
 		"configured min reviews zero": {0, 0, Thresholds{SuspectRate: 0.2, MinReviews: 0}, StatusUnreviewed},

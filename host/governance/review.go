@@ -245,7 +245,7 @@ func Stats(ctx context.Context, st *store.Store, packSHA256 string, th Threshold
 // without a pack.
 func PackThresholds(p *pack.Pack) Thresholds {
 	if p == nil || p.Governance.MinReviews == 0 {
-		return DefaultThresholds
+		return DefaultThresholds()
 	}
 	return Thresholds{SuspectRate: p.Governance.SuspectRate, MinReviews: p.Governance.MinReviews}
 }
