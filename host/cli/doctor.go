@@ -13,7 +13,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/assay-eval/assay/host/governance"
 	"github.com/assay-eval/assay/host/invariant"
+	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/pkg/scorer"
@@ -48,9 +50,12 @@ type doctorReport struct {
 	Invariant doctorInvariant `json:"invariant"`
 	Plugins   []doctorPlugin  `json:"plugins"`
 	// Probes are each scorer's last `assay scorers probe` (docs/evidence.md).
-	Probes  []store.ProbeRow `json:"probes"`
-	Elapsed float64          `json:"elapsed_ms"`
-	report  invariant.Report `json:"-"`
+	Probes []store.ProbeRow `json:"probes"`
+	// Reviews are each reviewed scorer version's override rate and status
+	// over every pack, by the default thresholds (docs/governance.md).
+	Reviews []governance.ScorerStat `json:"reviews"`
+	Elapsed float64                 `json:"elapsed_ms"`
+	report  invariant.Report        `json:"-"`
 }
 
 // doctorPlace is one of the three places and what it holds.
@@ -141,6 +146,7 @@ func (a *app) runDoctor(ctx context.Context, cfg invariant.Config) *doctorReport
 	}
 	if p.DB.Opened() {
 		rep.Probes = lastProbes(ctx, p.DB.Store)
+		rep.Reviews, _ = governance.Stats(ctx, p.DB.Store, "", governance.DefaultThresholds()) // unreadable: none shown
 	}
 	rep.Elapsed = ms(time.Since(start))
 	return rep
@@ -267,6 +273,7 @@ func (a *app) printDoctor(rep *doctorReport) {
 		fmt.Fprintf(a.stdout, "%s  plugin %-20s %s\n", mark(false), p.ID, p.Error)
 	}
 	printProbes(a.stdout, rep.Probes)
+	printReviews(a.stdout, rep.Reviews)
 	if rep.OK {
 		fmt.Fprintf(a.stdout, "all checks passed (%.0f ms)\n", rep.Elapsed)
 	} else {
@@ -296,4 +303,22 @@ func printProbes(w io.Writer, ps []store.ProbeRow) {
 		fmt.Fprintf(w, "%s  probe  %-20s %s (v%s, sha256 %s, %s): %s\n", mark, p.ScorerID, p.Status, p.Version,
 			shortHex(p.SHA256), p.CreatedAt.UTC().Format("2006-01-02 15:04"), p.Reason)
 	}
+}
+
+// printReviews prints each reviewed scorer version's status; a suspect one
+// as warn. The thresholds are the defaults: a pack's may differ.
+func printReviews(w io.Writer, rs []governance.ScorerStat) {
+	if len(rs) == 0 {
+		fmt.Fprintf(w, "%-4s  %-11s no turn has been reviewed (assay review sample --pack P --candidate C)\n", "note", "review")
+		return
+	}
+	for _, r := range rs {
+		mark := "ok  "
+		if r.Status == governance.StatusSuspect {
+			mark = "warn"
+		}
+		fmt.Fprintf(w, "%s  review %-20s %s (v%s, sha256 %s): %s\n", mark, r.Scorer, r.Status, r.Version, shortHex(r.SHA256), r.Reason)
+	}
+	fmt.Fprintf(w, "      review thresholds here are the defaults (rate %.2f, %d reviews); a pack's governance block may differ: assay review stats --pack P\n",
+		pack.DefaultSuspectRate, pack.DefaultMinReviews)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/assay-eval/assay/host/governance"
 	"github.com/assay-eval/assay/host/score"
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/verify"
@@ -51,6 +52,9 @@ type frontierReport struct {
 	OtherUnits []storedCandidate `json:"other_units"`
 	// Drift is every drift line of the runs kept apart.
 	Drift []verify.Drift `json:"drift"`
+	// SuspectScorers are the scorers of the listed runs whose review
+	// override rate makes them suspect (docs/governance.md).
+	SuspectScorers []governance.ScorerStat `json:"suspect_scorers"`
 }
 
 type storedCandidate struct {
@@ -86,7 +90,11 @@ func (a *app) frontier(c *cli.Context) error {
 		OtherUnits:    []storedCandidate{},
 		Drift:         []verify.Drift{},
 	}
-	if err := rep.split(runs, verify.ConfigUnits(s.engineConfig(0, nil, nil))); err != nil {
+	units := verify.ConfigUnits(s.engineConfig(0, nil, nil))
+	if err := rep.split(runs, units); err != nil {
+		return hostErr(err)
+	}
+	if rep.SuspectScorers, err = governance.SuspectScorers(c.Context, s.rt.store, s.pack, rep.scorerUnits()); err != nil {
 		return hostErr(err)
 	}
 	var current []score.Summary
@@ -108,6 +116,9 @@ func (a *app) frontier(c *cli.Context) error {
 // printStoredFrontier prints `assay frontier` as text.
 func (a *app) printStoredFrontier(rep *frontierReport) {
 	fmt.Fprintf(a.stdout, "pack %s (sha256 %s), scorer version %s\n", rep.Pack.Name, short(rep.Pack.SHA256), short(rep.ScorerVersion))
+	for _, sc := range rep.SuspectScorers {
+		fmt.Fprintf(a.stdout, "SUSPECT SCORER: %s v%s (sha256 %s): %s; the scores below rest on it\n", sc.Scorer, sc.Version, short(sc.SHA256), sc.Reason)
+	}
 	onFrontier := map[string]bool{}
 	for _, f := range rep.Frontier {
 		onFrontier[f] = true
@@ -142,6 +153,23 @@ func (a *app) printStoredFrontier(rep *frontierReport) {
 			printDrift(a.stdout, "    ", sc.Drift)
 		}
 	}
+}
+
+// scorerUnits are the scorers every listed run was scored with, each
+// binary once.
+func (rep *frontierReport) scorerUnits() verify.Units {
+	var u verify.Units
+	seen := map[verify.ScorerRef]bool{}
+	listed := append(append(append([]storedCandidate{}, rep.Candidates...), rep.OtherVersions...), rep.OtherUnits...)
+	for _, sc := range listed {
+		for _, r := range sc.units.Scorers {
+			if !seen[r] {
+				seen[r] = true
+				u.Scorers = append(u.Scorers, r)
+			}
+		}
+	}
+	return u
 }
 
 // split sorts the pack's finished runs into the current ones (the scorer

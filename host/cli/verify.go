@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/assay-eval/assay/host/governance"
 	"github.com/assay-eval/assay/host/report"
 	"github.com/assay-eval/assay/host/score"
 	"github.com/assay-eval/assay/host/store"
@@ -150,6 +151,7 @@ func (a *app) verify(c *cli.Context) error {
 		ScorerErrorShare:  share,
 		Start:             start,
 		Diagnostics:       func(ds diag.List) { fmt.Fprint(a.stderr, ds.Render(nil)) },
+		Govern:            governance.AfterVerify(s.rt.store, s.pack),
 		OnCandidate: func(out *verify.Outcome, cr *verify.CandidateReport) {
 			prog.done()
 			col.Add(out, cr)
@@ -215,6 +217,7 @@ func (a *app) printReport(rep *verify.Report, format string) error {
 	} else {
 		printFrontier(a.stdout, rep.Frontier, rep.NotDistinguishable)
 		printHealth(a.stdout, rep.ScorerHealth, false)
+		printFired(a.stdout, rep.KillCriteria)
 	}
 	for _, e := range rep.Errors {
 		fmt.Fprintf(a.stderr, "candidate %s (%s) not verified: %s\n", e.Candidate, e.Input, e.Error)

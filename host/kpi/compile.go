@@ -166,6 +166,8 @@ func (c *Checker) CheckPack(p *pack.Pack) diag.List {
 			}
 		}
 	}
+	_, kds := CompileKillCriteria(p)
+	all = append(all, kds...)
 	all.Sort()
 	c.mu.Lock()
 	defer c.mu.Unlock()

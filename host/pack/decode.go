@@ -14,7 +14,7 @@ import (
 
 // The keys each block of a pack may have (docs/pack.md).
 var (
-	packKeys      = []string{"schema_version", "company", "personas", "tool_catalog", "tasks", "scoring"}
+	packKeys      = []string{"schema_version", "company", "personas", "tool_catalog", "tasks", "scoring", "governance", "kill_criteria"}
 	companyKeys   = []string{"id", "name", "api_base"}
 	taskKeys      = []string{"label", "persona", "prompt", "scorer", "weight", "slice_tags", "kpis", "safety", "cel", "tool_catalog"}
 	safetyKeys    = []string{"requires_human", "max_tool_calls"}
@@ -97,6 +97,7 @@ func (d *decoder) pack(root *node) *Pack {
 	if k, v := root.get("scoring"); v != nil {
 		p.Scoring = d.scoring(k, v)
 	}
+	d.governanceBlocks(root, p)
 	return p
 }
 

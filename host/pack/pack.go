@@ -16,6 +16,10 @@ type Pack struct {
 	ToolCatalog   []string // pack-wide tool_catalog
 	Tasks         []*Task
 	Scoring       Scoring
+	// Governance is the governance block, defaults filled in.
+	Governance Governance
+	// KillCriteria are the pre-registered kill criteria (docs/governance.md).
+	KillCriteria []*KillCriterion
 }
 
 // Name is the pack's display name: the company name, else its id, else the path.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/assay-eval/assay/host/governance"
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/verify"
 	"github.com/assay-eval/assay/pkg/diag"
@@ -185,7 +186,8 @@ func (s *Server) run(ctx context.Context, u *store.Upload, sp store.ServerPack, 
 	}
 	var diags diag.List
 	rep, err := verify.Run(ctx, verify.Request{Engine: cfg, TurnsFile: path, Candidate: candidate, Start: start,
-		Diagnostics: func(ds diag.List) { diags = append(diags, ds.Errors()...) }})
+		Diagnostics: func(ds diag.List) { diags = append(diags, ds.Errors()...) },
+		Govern:      governance.AfterVerify(cfg.Store, cfg.Pack)})
 	if err != nil {
 		if len(diags) > 0 {
 			return nil, fmt.Errorf("%w: %w", err, diags)

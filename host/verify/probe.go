@@ -281,7 +281,13 @@ func scorerHealth(ctx context.Context, cfg Config) ([]ScorerHealth, error) {
 	return out, nil
 }
 
-// Flagged reports whether the probe found the scorer untrustworthy.
+// HealthSuspect is the health of a scorer whose review override rate made
+// it suspect (docs/governance.md); it takes the place of the probe's status,
+// whose reason is kept.
+const HealthSuspect = "suspect"
+
+// Flagged reports whether the probe found the scorer untrustworthy, or
+// review made it suspect.
 func (h ScorerHealth) Flagged() bool {
-	return h.Status == store.ProbeNondeterministic || h.Status == store.ProbeChangedSameVersion
+	return h.Status == store.ProbeNondeterministic || h.Status == store.ProbeChangedSameVersion || h.Status == HealthSuspect
 }

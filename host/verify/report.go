@@ -41,9 +41,29 @@ type Report struct {
 	// ScorerHealth is each scorer's latest probe (docs/evidence.md); a
 	// nondeterministic scorer is flagged here.
 	ScorerHealth []ScorerHealth `json:"scorer_health"`
+	// KillCriteria are the pack's kill criteria that are fired and not
+	// cleared, or could not be evaluated (docs/governance.md); absent when
+	// none is.
+	KillCriteria []FiredCriterion `json:"kill_criteria,omitempty"`
 	// Diagnostics are every input problem found, warnings included; they
 	// were also passed to Request.Diagnostics as they were found.
 	Diagnostics diag.List `json:"-"`
+}
+
+// FiredCriterion is a kill criterion that fired: a flag for a person,
+// nothing more (docs/governance.md).
+type FiredCriterion struct {
+	Name      string `json:"name"`
+	Fired     bool   `json:"fired"`
+	Candidate string `json:"candidate"`
+	RunID     int64  `json:"run_id"`
+	Message   string `json:"message"`
+	// New says this verification fired it; otherwise it fired before and
+	// is not cleared yet.
+	New bool `json:"new"`
+	// Error says why the criterion could not be evaluated; it is then not
+	// fired, and not known to be clear either.
+	Error string `json:"error,omitempty"`
 }
 
 // SummarySchemaVersion is the summary.json layout this assay writes: it

@@ -65,6 +65,11 @@ type Request struct {
 	Start func(ctx context.Context) error
 	// Diagnostics, when set, receives input problems as they are found.
 	Diagnostics func(diag.List)
+	// Govern, when set, is called once every candidate is verified and
+	// scorer health is known, before summary.json is written: it records
+	// the run history, marks suspect scorers in ScorerHealth and lists the
+	// fired kill criteria (governance.AfterVerify, docs/governance.md).
+	Govern func(ctx context.Context, rep *Report) error
 	// OnCandidate, when set, is called as each candidate is verified, with
 	// its outcome (its Results are dropped after the call: a large run
 	// keeps only summaries) and its report entry.
@@ -135,6 +140,11 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	rep.NotDistinguishable = NotDistinguishable(rep.Frontier, sums)
 	if rep.ScorerHealth, err = scorerHealth(ctx, req.Engine); err != nil {
 		return nil, err
+	}
+	if req.Govern != nil {
+		if err := req.Govern(ctx, rep); err != nil {
+			return nil, err
+		}
 	}
 	if r.rw != nil {
 		if err := r.rw.close(); err != nil {
