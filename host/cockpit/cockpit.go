@@ -64,6 +64,10 @@ func New(cfg Config) *Cockpit {
 	mux.HandleFunc("GET /runs/{id}", c.signedIn(c.run))
 	mux.HandleFunc("GET /runs/{id}/turns/{label}", c.signedIn(c.turn))
 	mux.HandleFunc("GET /compare", c.signedIn(c.compare))
+	mux.HandleFunc("GET /review", c.signedIn(c.review))
+	mux.HandleFunc("POST /review/{turn}", c.signedIn(c.recordReview))
+	mux.HandleFunc("GET /scorers", c.signedIn(c.scorers))
+	mux.HandleFunc("GET /promotions", c.signedIn(c.promotions))
 	c.mux = mux
 	return c
 }
@@ -77,7 +81,7 @@ func (c *Cockpit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // parsePages parses each page template with the layout.
 func parsePages() map[string]*template.Template {
 	out := map[string]*template.Template{}
-	for _, name := range []string{"signin", "overview", "run", "turn", "compare"} {
+	for _, name := range []string{"signin", "overview", "run", "turn", "compare", "review", "scorers", "promotions"} {
 		t := template.New("layout").Funcs(funcs())
 		out[name] = template.Must(t.ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}

@@ -23,6 +23,12 @@ type page struct {
 	Compares  []compareView
 	PackNames []string
 
+	// The governance pages.
+	Queue      []reviewItem
+	Scorers    []scorerView
+	Probes     []store.ProbeRow
+	Promotions []promotionView
+
 	// The turn page.
 	RunID     int64
 	Revision  int

@@ -2,6 +2,8 @@ package governance
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -117,4 +119,19 @@ func OpenQueue(ctx context.Context, st *store.Store, packSHA256 string) ([]Store
 		out = append(out, WithAnswer(ctx, st, t))
 	}
 	return out, nil
+}
+
+// QueuedTurn reports whether turn id is in the review queue and, if so,
+// the pack it was queued for and whether it has been reviewed since.
+func QueuedTurn(ctx context.Context, st *store.Store, id int64) (packSHA256 string, reviewed, ok bool, err error) {
+	err = st.DB().QueryRowContext(ctx, st.Rebind(`SELECT q.pack_sha256,
+		EXISTS (SELECT 1 FROM company_eval_reviews r WHERE r.turn_id = q.turn_id)
+		FROM company_eval_review_queue q WHERE q.turn_id = ?`), id).Scan(&packSHA256, &reviewed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, false, nil
+	}
+	if err != nil {
+		return "", false, false, fmt.Errorf("read review queue of turn %d: %w", id, err)
+	}
+	return packSHA256, reviewed, true, nil
 }

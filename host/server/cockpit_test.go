@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+	"html/template"
 
 	"github.com/assay-eval/assay/host/cockpit"
 	"github.com/assay-eval/assay/host/pack"
@@ -193,3 +194,17 @@ func TestReportHTML(t *testing.T) {
 		t.Errorf("report for an unknown candidate: %v, want an error naming it", err)
 	}
 }
+
+// postBody posts a form and returns the response and its body.
+func (b *browser) postBody(path string, form url.Values) (*http.Response, string) {
+	b.t.Helper()
+	resp, err := b.c.PostForm(b.f.http.URL+path, form)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
+func htmlEscape(s string) string { return template.HTMLEscapeString(s) }
