@@ -65,6 +65,9 @@ func (c *Cockpit) renderReview(w http.ResponseWriter, r *http.Request, t store.T
 	}
 	p := c.base(r, t, "Review", "review")
 	p.Error = msg
+	if id, err := strconv.ParseInt(r.URL.Query().Get("recorded"), 10, 64); err == nil && msg == "" {
+		p.Recorded = id
+	}
 	for _, sp := range packs {
 		q, err := governance.OpenQueue(r.Context(), c.cfg.Store, sp.SHA256)
 		if err != nil {
@@ -124,7 +127,7 @@ func (c *Cockpit) recordReview(w http.ResponseWriter, r *http.Request, t store.T
 		c.fail(w, err)
 		return
 	}
-	http.Redirect(w, r, "/review", http.StatusSeeOther)
+	http.Redirect(w, r, "/review?recorded="+strconv.FormatInt(id, 10), http.StatusSeeOther)
 }
 
 // refusal reports whether err is a reviewer's mistake, not the server's.

@@ -25,6 +25,7 @@ type page struct {
 
 	// The governance pages.
 	Queue      []reviewItem
+	Recorded   int64 // the turn whose review was just recorded
 	Scorers    []scorerView
 	Probes     []store.ProbeRow
 	Promotions []promotionView

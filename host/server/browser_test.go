@@ -23,8 +23,10 @@ func chromiumPath() string {
 }
 
 // TestCockpitInBrowser (issue 21 tests): headless Chromium signs in, opens
-// the overview, a run and a turn, and saves a screenshot of each page in the
-// directory the log names ($ASSAY_SCREENSHOT_DIR, else a new temporary one).
+// the overview, a run and a turn, submits a review override and sees the
+// override rate on the scorers page change, and saves a screenshot of each
+// page in the directory the log names ($ASSAY_SCREENSHOT_DIR, else a new
+// temporary one).
 func TestCockpitInBrowser(t *testing.T) {
 	bin := chromiumPath()
 	if bin == "" {
@@ -33,6 +35,7 @@ func TestCockpitInBrowser(t *testing.T) {
 	f := newSQLiteFixture(t, nil)
 	f.putExamplePack()
 	f.upload(exampleTurns(t))
+	f.sampleQueue(t, 2)
 	dir := os.Getenv("ASSAY_SCREENSHOT_DIR")
 	if dir == "" {
 		var err error
@@ -92,7 +95,29 @@ func TestCockpitInBrowser(t *testing.T) {
 	step("open a turn", chromedp.Steps(chromedp.Click(chromedp.CSS("section.run table a")), chromedp.WaitVisible(chromedp.CSS("table.checks"))))
 	turn := text()
 	shot("turn")
-	for page, want := range map[string][2]string{"overview": {overview, "Pareto frontier"}, "run": {run, "Tasks"}, "turn": {turn, "Checks"}} {
+	step("open the scorers page", chromedp.Steps(chromedp.Navigate(f.http.URL+"/scorers"), chromedp.WaitVisible(chromedp.ID("unreviewed"))))
+	before := text()
+	shot("scorers-before")
+	step("open the review page", chromedp.Steps(chromedp.Navigate(f.http.URL+"/review"), chromedp.WaitVisible(chromedp.CSS("section.review form"))))
+	review := text()
+	shot("review")
+	step("submit an override", chromedp.Steps(
+		chromedp.Click(chromedp.CSS(`section.review input[value="override"]`)),
+		chromedp.SetValue(chromedp.CSS(`section.review select[name="correct"]`), "fail"),
+		chromedp.SendKeys(chromedp.CSS(`section.review input[name="reviewer"]`), "ana"),
+		chromedp.SendKeys(chromedp.CSS(`section.review input[name="reason"]`), "the answer misses the blocker"),
+		chromedp.Click(chromedp.CSS(`section.review button`)), chromedp.WaitVisible(chromedp.CSS("#recorded, #refused"))))
+	if got := text(); !strings.Contains(got, "recorded") || strings.Contains(got, "Not recorded") {
+		t.Fatalf("the override was not recorded:\n%s", got)
+	}
+	step("open the scorers page again", chromedp.Steps(chromedp.Navigate(f.http.URL+"/scorers"), chromedp.WaitVisible(chromedp.CSS("td.rate"))))
+	after := text()
+	shot("scorers")
+	if !strings.Contains(after, "1.000") || strings.Contains(before, "1.000") {
+		t.Errorf("the override rate did not change to 1.000 after the override:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	for page, want := range map[string][2]string{"overview": {overview, "Pareto frontier"}, "run": {run, "Tasks"}, "turn": {turn, "Checks"},
+		"review": {review, "Record review"}, "scorers": {after, "override rate"}} {
 		if !strings.Contains(want[0], want[1]) {
 			t.Errorf("the %s page shows no %q:\n%s", page, want[1], want[0])
 		}
