@@ -109,8 +109,12 @@ func testCockpitReviewForm(t *testing.T, f *fixture) {
 	if n := f.reviewCount(t); n != 0 {
 		t.Fatalf("refused submissions recorded %d reviews", n)
 	}
-	if resp := b.post(path, form()); resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("a valid override = %d, want a redirect", resp.StatusCode)
+	resp := b.post(path, form())
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "/review?recorded="+m[1] {
+		t.Fatalf("a valid override = %d to %q, want a redirect to the queue naming the turn", resp.StatusCode, loc)
+	}
+	if _, page := b.get("/review?recorded=" + m[1]); !strings.Contains(page, `id="recorded"`) {
+		t.Errorf("the queue does not say the review was recorded")
 	}
 	if n := f.reviewCount(t); n != 1 {
 		t.Errorf("after one override %d reviews are stored, want 1", n)
