@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -989,6 +990,9 @@ func (e *Engine) finish(ctx context.Context, candidate string, p *prepared) Turn
 		FailureTags: []string{},
 		Scorer:      e.cfg.Identities[t.Scorer],
 	}
+	// The turn is always attributed to its task's scorer, by id at least,
+	// even when the configuration gave no identity for it.
+	r.Scorer.ID = cmp.Or(r.Scorer.ID, string(t.Scorer))
 	r.StateBefore, r.StateAfter = p.beforeSHA, p.afterSHA
 	for _, d := range p.diags {
 		r.Diagnostics = append(r.Diagnostics, bound(d.String()))
