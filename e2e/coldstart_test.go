@@ -48,7 +48,7 @@ func BenchmarkColdStartDescribe(b *testing.B) {
 		if _, err := exec.LookPath("node"); err != nil {
 			b.Skip("node not found")
 		}
-		bin := filepath.Join(root, "examples", "node-scorer", "assay-scorer-node_keywords")
+		bin := filepath.Join(root, "examples", "node-scorer", "scorer.js")
 		if _, err := exec.Command("node", "-e", "require.resolve('@grpc/grpc-js', {paths: ['"+filepath.Dir(bin)+"']})").CombinedOutput(); err != nil {
 			b.Skip("examples/node-scorer has no node_modules (run npm ci there)")
 		}
