@@ -26,13 +26,13 @@ type Enqueued struct {
 	Candidate string
 	Run       *store.Run
 	Refs      []TurnRef // the turns left to score
-	Recorded  int       // turns recorded already (reused, or unreadable and recorded unscored)
+	Recorded  int       // turns not queued: recorded already, or unreadable (verify records them unscored)
 }
 
 // RecordEvidence begins (or resumes) in's run and stores every turn's
 // evidence without scoring it; the turns to score are returned as refs. A
-// turn recorded before with the same input key is left as it is, and a
-// turn whose input cannot be read is recorded unscored, as verify does.
+// turn recorded before with the same input key, or whose input cannot be
+// read, is not queued: Run's pass after the queue reuses or records it.
 func (e *Engine) RecordEvidence(ctx context.Context, in *Input, fresh bool) (*Enqueued, diag.List, error) {
 	if e.cfg.Store == nil {
 		return nil, nil, fmt.Errorf("recording evidence of %s: no store", in.Candidate)
@@ -52,12 +52,10 @@ func (e *Engine) RecordEvidence(ctx context.Context, in *Input, fresh bool) (*En
 	for start := 0; start < len(todo); start += e.cfg.ChunkSize {
 		chunk := e.prepareChunk(ctx, v, todo[start:min(start+e.cfg.ChunkSize, len(todo))])
 		var blobs []store.Blob
-		var done []*prepared
 		for _, p := range chunk {
 			ds = append(ds, p.diags...)
 			if p.failed || p.reused != nil {
-				done = append(done, p)
-				q.Recorded++
+				q.Recorded++ // verify's pass after the queue records or reuses it
 				continue
 			}
 			var row store.TurnRow
@@ -70,9 +68,6 @@ func (e *Engine) RecordEvidence(ctx context.Context, in *Input, fresh bool) (*En
 		}
 		if err := e.cfg.Store.PutBlobs(ctx, blobs); err != nil {
 			return nil, nil, fmt.Errorf("recording evidence of %s: %w", in.Candidate, err)
-		}
-		if err := e.recordChunk(ctx, v, done); err != nil {
-			return nil, nil, err
 		}
 	}
 	if err := ctx.Err(); err != nil {

@@ -60,6 +60,12 @@ type Request struct {
 	// always unable to run.
 	ScorerErrorShare float64
 
+	// Queue, when set, has a candidate's turns scored elsewhere: Run records
+	// their evidence (Engine.RecordEvidence), calls Queue, which returns once
+	// they are recorded, then verifies the candidate, reusing them
+	// (docs/scale.md).
+	Queue func(ctx context.Context, q *Enqueued) error
+
 	// Start, when set, is called once the inputs are read and before any
 	// turn is scored (to launch the scorers, say); its error ends Run.
 	Start func(ctx context.Context) error
@@ -256,7 +262,18 @@ func (r *runner) loadBaseline(ctx context.Context, inputs []*Input) error {
 // gives its verdict, records the run's summary and verdict and streams its
 // turns to results.json.
 func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error) {
-	out, err := r.eng.Verify(ctx, in, Options{Fresh: r.req.Fresh, Seed: r.req.Seed})
+	fresh := r.req.Fresh
+	if r.req.Queue != nil {
+		q, _, err := r.eng.RecordEvidence(ctx, in, fresh)
+		if err != nil {
+			return nil, fmt.Errorf("queueing %s: %w", in.Candidate, err)
+		}
+		if err := r.req.Queue(ctx, q); err != nil {
+			return nil, fmt.Errorf("queueing %s: %w", in.Candidate, err)
+		}
+		fresh = false // the queued attempt is the one to finish
+	}
+	out, err := r.eng.Verify(ctx, in, Options{Fresh: fresh, Seed: r.req.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s: %w", in.Candidate, err)
 	}
