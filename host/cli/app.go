@@ -85,6 +85,7 @@ func (a *app) cliApp() *cli.App {
 			a.scorersCommand(),
 			a.doctorCommand(),
 			takesNoArgs(a.verifyCommand()),
+			takesNoArgs(a.workerCommand()),
 			takesNoArgs(a.frontierCommand()),
 			takesNoArgs(a.rescoreCommand()),
 			a.compareCommand(),

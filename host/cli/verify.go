@@ -87,7 +87,7 @@ Example:
 				Usage: "exit 3 when a scorer fails on more than this `SHARE` of a candidate's turns (or on all of them)"},
 			callTimeoutFlag(),
 			formatFlag(),
-		}, ciFlags()...),
+		}, append(ciFlags(), queueFlags()...)...),
 		Action: a.verify,
 	}
 }
@@ -115,6 +115,11 @@ func (a *app) verify(c *cli.Context) error {
 		return invalidf("--scorer-error-share %v: want a share in (0,1]", share)
 	}
 	seed := c.Uint64("seed")
+	pool, closePool, err := a.verifyPool(c)
+	if err != nil {
+		return err
+	}
+	defer closePool()
 	s, err := a.openSession(c, c.String("pack"), true, c.Bool("in-process"))
 	if err != nil {
 		return err
@@ -149,6 +154,7 @@ func (a *app) verify(c *cli.Context) error {
 		OutDir:            c.String("out"),
 		ScorerErrorShare:  share,
 		Start:             start,
+		Queue:             a.queueScorer(c, pool, s),
 		Diagnostics:       func(ds diag.List) { fmt.Fprint(a.stderr, ds.Render(nil)) },
 		OnCandidate: func(out *verify.Outcome, cr *verify.CandidateReport) {
 			prog.done()

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/urfave/cli/v2"
+
+	"github.com/assay-eval/assay/host/queue"
+	"github.com/assay-eval/assay/host/store"
+	"github.com/assay-eval/assay/host/verify"
+)
+
+// queueFlags are verify's queue flags (docs/scale.md).
+func queueFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "queue", Usage: "score the turns on `assay worker`s through the Postgres queue (docs/scale.md)"},
+		&cli.DurationFlag{Name: "queue-poll", Value: 500 * time.Millisecond, Usage: "with --queue: how often to check the run's jobs"},
+	}
+}
+
+// openQueue opens the queue's pool on the --db database: Postgres only,
+// exit 2 otherwise.
+func openQueue(c *cli.Context, what string) (*pgxpool.Pool, error) {
+	dsn := c.String(flagDB)
+	if !store.IsPostgresURL(dsn) {
+		return nil, invalidf("%s needs a postgres:// database (--db); %s is SQLite", what, store.Redact(dsn))
+	}
+	pool, err := store.OpenPool(c.Context, dsn)
+	if err != nil {
+		return nil, hostErr(err)
+	}
+	return pool, nil
+}
+
+// verifyPool is the queue's pool with --queue, else nil, and its closer.
+func (a *app) verifyPool(c *cli.Context) (*pgxpool.Pool, func(), error) {
+	if !c.Bool("queue") {
+		return nil, func() {}, nil
+	}
+	pool, err := openQueue(c, "verify --queue")
+	if err != nil {
+		return nil, nil, err
+	}
+	return pool, pool.Close, nil
+}
+
+// queueScorer is verify.Request.Queue for `verify --queue` (nil without a
+// pool): it enqueues a candidate's turns in jobs of --batch-size turns and
+// waits for the workers.
+func (a *app) queueScorer(c *cli.Context, pool *pgxpool.Pool, s *session) func(context.Context, *verify.Enqueued) error {
+	if pool == nil {
+		return nil
+	}
+	size := queue.DefaultBatchSize
+	if c.IsSet("batch-size") {
+		size = c.Int("batch-size")
+	}
+	return func(ctx context.Context, q *verify.Enqueued) error {
+		n, err := queue.Enqueue(ctx, pool, q, s.pack.SHA256, s.scorerVersion, size)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stderr, "queue: run %d (%s): %d turns in %d jobs; %d turns not queued (recorded already or unreadable)\n",
+			q.Run.ID, q.Candidate, len(q.Refs), n, q.Recorded)
+		last := -1
+		return queue.Wait(ctx, pool, q.Run.ID, c.Duration("queue-poll"), func(ct queue.Counts) {
+			if ct.Completed != last {
+				last = ct.Completed
+				fmt.Fprintf(a.stderr, "queue: run %d: %d/%d jobs done, %d running, %d retrying\n", q.Run.ID, ct.Completed, n, ct.Running, ct.Retryable)
+			}
+		})
+	}
+}
+
+func (a *app) workerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "worker",
+		Usage: "score queued turns (verify --queue) with this host's plugins, until SIGTERM",
+		UsageText: `assay worker --pack P [--concurrency N] [--db URL] [--plugin-dir DIR] [--job-timeout D]
+
+Pulls batch jobs from the Postgres queue, scores their turns from the stored
+evidence with this host's plugins, and records the turn rows in the transaction
+that completes the job. A job whose run was recorded with another pack or other
+scorer digests is refused (logged) and retried on another worker. SIGTERM or
+SIGINT drains: running jobs finish, no new job is taken (docs/scale.md).`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE` of the runs to score"},
+			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "jobs scored at once"},
+			&cli.DurationFlag{Name: "job-timeout", Value: 10 * time.Minute, Usage: "a job running longer is cancelled; a killed worker's jobs are retried after it"},
+			&cli.BoolFlag{Name: "in-process", Usage: "run the built-in scorers inside the host"},
+			callTimeoutFlag(),
+		},
+		Action: a.worker,
+	}
+}
+
+func (a *app) worker(c *cli.Context) error {
+	pool, err := openQueue(c, "assay worker")
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	s, err := a.openSession(c, c.String("pack"), true, c.Bool("in-process"))
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := s.start(ctx); err != nil {
+		return err
+	}
+	eng, err := verify.New(s.engineConfig(64, a.logger(), nil))
+	if err != nil {
+		return hostErr(err)
+	}
+	timeout := c.Duration("job-timeout")
+	w, err := queue.StartWorker(context.WithoutCancel(ctx), queue.WorkerConfig{Engine: eng, Store: s.rt.store, Pool: pool,
+		PackSHA256: s.pack.SHA256, ScorerVer: s.scorerVersion, Concurrency: c.Int("concurrency"),
+		JobTimeout: timeout, RescueAfter: timeout + time.Second, Logger: a.logger()})
+	if err != nil {
+		return hostErr(err)
+	}
+	fmt.Fprintf(a.stderr, "worker: scoring pack %s with scorer version %s\n", s.pack.Name(), short(s.scorerVersion))
+	<-ctx.Done()
+	fmt.Fprintln(a.stderr, "worker: draining")
+	if err := w.Drain(context.WithoutCancel(ctx)); err != nil && !errors.Is(err, context.Canceled) {
+		return hostErr(err)
+	}
+	fmt.Fprintln(a.stderr, "worker: drained")
+	return nil
+}
