@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
@@ -66,20 +65,25 @@ func OpenPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-// MigrateRiver installs or upgrades River's tables with rivermigrate, in
-// one transaction holding an advisory lock so concurrent workers agree.
+// MigrateRiver installs or upgrades River's tables with rivermigrate (each
+// version in its own transaction, as River's enum changes require), while
+// holding an advisory lock so concurrent workers agree.
 func MigrateRiver(ctx context.Context, pool *pgxpool.Pool) error {
 	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
 		return fmt.Errorf("migrate river: %w", err)
 	}
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(riverLockID)); err != nil {
-			return fmt.Errorf("migrate river: lock: %w", err)
-		}
-		if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
-			return fmt.Errorf("migrate river: %w", err)
-		}
-		return nil
-	})
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate river: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(riverLockID)); err != nil {
+		return fmt.Errorf("migrate river: lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(riverLockID))
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("migrate river: %w", err)
+	}
+	return nil
 }
