@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,4 +165,169 @@ func TestQueueNeedsPostgres(t *testing.T) {
 	if r.code != 2 {
 		t.Errorf("worker on SQLite: exit %d, want 2\n%s", r.code, r.stderr)
 	}
+}
+
+// startVerify starts `verify --queue` as a child process.
+func startVerify(t *testing.T, db string, args ...string) (*exec.Cmd, *syncBuffer, chan int) {
+	t.Helper()
+	cmd := exec.Command(assay, append([]string{"--plugin-dir", pluginDir, "--db", db, "verify", "--queue", "--queue-poll", "100ms"}, args...)...)
+	cmd.Dir = root
+	errb := &syncBuffer{}
+	cmd.Stderr = errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	code := make(chan int, 1)
+	go func() {
+		err := cmd.Wait()
+		c := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			c = ee.ExitCode()
+		} else if err != nil {
+			c = -1
+		}
+		code <- c
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd, errb, code
+}
+
+// waitFor polls cond every 50ms for up to d.
+func waitFor(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// turnCounts counts the recorded turn rows per (run, label, epoch) of db.
+func turnCounts(t *testing.T, db string) map[string]int {
+	t.Helper()
+	conn, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rows, err := conn.Query(`SELECT r.candidate, t.label, t.epoch, count(*) FROM company_eval_turns t
+		JOIN company_eval_runs r ON r.id = t.run_id GROUP BY r.candidate, t.label, t.epoch`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var cand, label string
+		var epoch, n int
+		if err := rows.Scan(&cand, &label, &epoch, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprintf("%s/%s.%d", cand, label, epoch)] = n
+	}
+	return out
+}
+
+// TestQueueSIGKILLLosesNothing (issue 22, tests): a generated 5,000-turn
+// run on one enqueuer and three workers, one of them killed with SIGKILL
+// mid-run: the run completes, every turn is recorded exactly once, and the
+// outputs equal a local verify's.
+func TestQueueSIGKILLLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the 5,000-turn queue run is long")
+	}
+	local, queued := queueDB(t), queueDB(t)
+	dir := t.TempDir()
+	wl := makeWorkload(t, dir, 1000, 5, 20)
+	var ws []*workerProc
+	for range 3 {
+		ws = append(ws, startWorker(t, pluginDir, queued, wl.Pack, "--concurrency", "2"))
+	}
+	_, errb, code := startVerify(t, queued, "--pack", wl.Pack, "--turns", wl.Turns, "--batch-size", "50",
+		"--out", filepath.Join(dir, "q"), "--format", "json")
+	if !waitFor(60*time.Second, func() bool { return strings.Contains(errb.String(), "run 1: 2/") }) {
+		t.Fatalf("no job finished within 60s:\n%s", errb.String())
+	}
+	_ = ws[0].cmd.Process.Signal(syscall.SIGKILL)
+	l := run(t, local, "verify", "--pack", wl.Pack, "--turns", wl.Turns, "--out", filepath.Join(dir, "l"), "--format", "json")
+	var qc int
+	select {
+	case qc = <-code:
+	case <-time.After(150 * time.Second):
+		t.Fatalf("verify --queue did not finish after a worker was killed:\n%s", errb.String())
+	}
+	if qc != l.code {
+		t.Fatalf("verify --queue exit %d, local exit %d\n%s", qc, l.code, errb.String())
+	}
+	counts := turnCounts(t, queued)
+	if len(counts) != wl.N {
+		t.Errorf("%d turns recorded, want %d", len(counts), wl.N)
+	}
+	for k, n := range counts {
+		if n != 1 {
+			t.Errorf("turn %s recorded %d times, want once", k, n)
+		}
+	}
+	qr, qs := readOut(t, filepath.Join(dir, "q"))
+	lr, ls := readOut(t, filepath.Join(dir, "l"))
+	if d := cmp.Diff(lr, qr); d != "" {
+		t.Errorf("results.json: local (-) vs queue (+):\n%s", d)
+	}
+	if d := cmp.Diff(ls, qs); d != "" {
+		t.Errorf("summary.json: local (-) vs queue (+):\n%s", d)
+	}
+	ws[1].stop(t)
+	ws[2].stop(t)
+}
+
+// TestQueueTamperedWorkerRefuses (issue 22, tests): a worker whose plugin
+// binaries differ from the run's scorer digests refuses its jobs with a
+// logged reason; a worker with the right binaries finishes them.
+func TestQueueTamperedWorkerRefuses(t *testing.T) {
+	db := queueDB(t)
+	dir := t.TempDir()
+	tampered := filepath.Join(dir, "plugins")
+	if err := os.MkdirAll(tampered, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bins, _ := filepath.Glob(filepath.Join(pluginDir, "assay-scorer-*"))
+	for _, b := range bins {
+		src, err := os.ReadFile(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tampered, filepath.Base(b)), append(src, 0), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := []string{"--plugin-dir", tampered, "--db", filepath.Join(dir, "seed.db"), "plugins", "register"}
+	for _, b := range bins {
+		reg = append(reg, filepath.Join(tampered, filepath.Base(b)))
+	}
+	if r := runRaw(t, reg...); r.code != 0 {
+		t.Fatalf("registering the tampered plugins: exit %d\n%s", r.code, r.stderr)
+	}
+	bad := startWorker(t, tampered, db, "packs/example.yaml")
+	_, errb, code := startVerify(t, db, "--pack", "packs/example.yaml", "--run", "examples/runs/candidate-a",
+		"--out", filepath.Join(dir, "q"))
+	if !waitFor(30*time.Second, func() bool { return strings.Contains(bad.stderr.String(), "job refused") }) {
+		t.Fatalf("the tampered worker refused nothing:\n%s\nverify:\n%s", bad.stderr.String(), errb.String())
+	}
+	if !strings.Contains(bad.stderr.String(), "scorers do not match") {
+		t.Errorf("the refusal gives no reason:\n%s", bad.stderr.String())
+	}
+	good := startWorker(t, pluginDir, db, "packs/example.yaml")
+	select {
+	case c := <-code:
+		if c != 0 && c != 1 {
+			t.Errorf("verify --queue: exit %d\n%s", c, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("verify --queue did not finish with a good worker:\n%s", errb.String())
+	}
+	if n := len(turnCounts(t, db)); n != 3 {
+		t.Errorf("%d turns recorded, want 3", n)
+	}
+	bad.stop(t)
+	good.stop(t)
 }
