@@ -238,26 +238,32 @@ func TestQueueSIGKILLLosesNothing(t *testing.T) {
 	}
 	local, queued := queueDB(t), queueDB(t)
 	dir := t.TempDir()
-	wl := makeWorkload(t, dir, 1000, 5, 20)
+	wl := makeWorkload(t, dir, 1000, 5, 10)
 	var ws []*workerProc
 	for range 3 {
 		ws = append(ws, startWorker(t, pluginDir, queued, wl.Pack, "--concurrency", "2"))
 	}
 	_, errb, code := startVerify(t, queued, "--pack", wl.Pack, "--turns", wl.Turns, "--batch-size", "50",
 		"--out", filepath.Join(dir, "q"), "--format", "json")
-	if !waitFor(60*time.Second, func() bool { return strings.Contains(errb.String(), "run 1: 2/") }) {
-		t.Fatalf("no job finished within 60s:\n%s", errb.String())
+	// Kill a worker while it holds a job: River rescues the job after its
+	// timeout and another worker scores it.
+	victim := ws[0].cmd.Process.Pid
+	if !waitFor(90*time.Second, func() bool { return runningOn(t, queued, victim) > 0 }) {
+		t.Fatalf("worker %d took no job within 90s:\n%s", victim, errb.String())
 	}
 	_ = ws[0].cmd.Process.Signal(syscall.SIGKILL)
 	l := run(t, local, "verify", "--pack", wl.Pack, "--turns", wl.Turns, "--out", filepath.Join(dir, "l"), "--format", "json")
 	var qc int
 	select {
 	case qc = <-code:
-	case <-time.After(150 * time.Second):
+	case <-time.After(180 * time.Second):
 		t.Fatalf("verify --queue did not finish after a worker was killed:\n%s", errb.String())
 	}
 	if qc != l.code {
 		t.Fatalf("verify --queue exit %d, local exit %d\n%s", qc, l.code, errb.String())
+	}
+	if n := retriedOn(t, queued, victim); n == 0 {
+		t.Errorf("no job of the killed worker %d was retried", victim)
 	}
 	counts := turnCounts(t, queued)
 	if len(counts) != wl.N {
@@ -330,4 +336,31 @@ func TestQueueTamperedWorkerRefuses(t *testing.T) {
 	}
 	bad.stop(t)
 	good.stop(t)
+}
+
+// runningOn counts the jobs running on the worker process pid.
+func runningOn(t *testing.T, db string, pid int) int {
+	return countJobs(t, db, `state = 'running' AND attempted_by[array_length(attempted_by, 1)] LIKE $1`, pid)
+}
+
+// retriedOn counts the completed jobs that an attempt on pid left unfinished.
+func retriedOn(t *testing.T, db string, pid int) int {
+	return countJobs(t, db, `state = 'completed' AND attempt > 1 AND attempted_by[1] LIKE $1`, pid)
+}
+
+func countJobs(t *testing.T, db, where string, pid int) int {
+	t.Helper()
+	conn, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var n int
+	if err := conn.QueryRow(`SELECT count(*) FROM river_job WHERE `+where, fmt.Sprintf("assay-%%-%d-%%", pid)).Scan(&n); err != nil {
+		if strings.Contains(err.Error(), "does not exist") {
+			return 0 // River's tables are not installed yet
+		}
+		t.Fatalf("counting jobs: %v", err)
+	}
+	return n
 }
