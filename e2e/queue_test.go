@@ -149,8 +149,32 @@ func TestQueueWorkersMatchLocalVerify(t *testing.T) {
 	if d := cmp.Diff(ls, qs); d != "" {
 		t.Errorf("summary.json: local (-) vs queue (+):\n%s", d)
 	}
+	checkDoctorQueue(t, queued)
 	for _, w := range ws {
 		w.stop(t)
+	}
+}
+
+// checkDoctorQueue checks that `assay doctor` shows the queue's completed
+// jobs and the workers that took them (issue 22 item 3).
+func checkDoctorQueue(t *testing.T, db string) {
+	t.Helper()
+	r := run(t, db, "doctor", "--format", "json")
+	var rep struct {
+		Queue *struct {
+			Installed bool
+			Jobs      struct{ Completed, Running int }
+			Workers   []struct{ ID string }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Queue == nil {
+		t.Fatalf("doctor --format json: %v, no queue:\n%s%s", err, r.stdout, r.stderr)
+	}
+	if !rep.Queue.Installed || rep.Queue.Jobs.Completed == 0 || len(rep.Queue.Workers) == 0 {
+		t.Errorf("doctor's queue = %+v, want installed, completed jobs and recent workers", *rep.Queue)
+	}
+	if r = run(t, db, "doctor"); !strings.Contains(r.stdout, "queue") || !strings.Contains(r.stdout, "worker assay-") {
+		t.Errorf("doctor's text shows no queue or workers:\n%s", r.stdout)
 	}
 }
 

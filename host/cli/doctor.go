@@ -15,6 +15,7 @@ import (
 
 	"github.com/assay-eval/assay/host/invariant"
 	"github.com/assay-eval/assay/host/pluginhost"
+	"github.com/assay-eval/assay/host/queue"
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/pkg/scorer"
 )
@@ -49,6 +50,7 @@ type doctorReport struct {
 	Plugins   []doctorPlugin  `json:"plugins"`
 	// Probes are each scorer's last `assay scorers probe` (docs/evidence.md).
 	Probes  []store.ProbeRow `json:"probes"`
+	Queue   *queue.Status    `json:"queue,omitempty"` // Postgres only (docs/scale.md)
 	Elapsed float64          `json:"elapsed_ms"`
 	report  invariant.Report `json:"-"`
 }
@@ -141,6 +143,7 @@ func (a *app) runDoctor(ctx context.Context, cfg invariant.Config) *doctorReport
 	}
 	if p.DB.Opened() {
 		rep.Probes = lastProbes(ctx, p.DB.Store)
+		rep.Queue = queueStatus(ctx, cfg.DSN)
 	}
 	rep.Elapsed = ms(time.Since(start))
 	return rep
@@ -267,6 +270,7 @@ func (a *app) printDoctor(rep *doctorReport) {
 		fmt.Fprintf(a.stdout, "%s  plugin %-20s %s\n", mark(false), p.ID, p.Error)
 	}
 	printProbes(a.stdout, rep.Probes)
+	printQueue(a.stdout, rep.Queue)
 	if rep.OK {
 		fmt.Fprintf(a.stdout, "all checks passed (%.0f ms)\n", rep.Elapsed)
 	} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/signal"
 	"syscall"
 	"time"
@@ -135,4 +136,43 @@ func (a *app) worker(c *cli.Context) error {
 	}
 	fmt.Fprintln(a.stderr, "worker: drained")
 	return nil
+}
+
+// queueStatus is the queue of a Postgres database for doctor; nil for
+// SQLite. Doctor installs nothing: a database without River's tables shows
+// the queue as not installed.
+func queueStatus(ctx context.Context, dsn string) *queue.Status {
+	if !store.IsPostgresURL(dsn) {
+		return nil
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return &queue.Status{Error: store.RedactError(err, dsn).Error()}
+	}
+	defer pool.Close()
+	st := queue.ReadStatus(ctx, pool)
+	return &st
+}
+
+// printQueue prints doctor's queue lines.
+func printQueue(w io.Writer, st *queue.Status) {
+	switch {
+	case st == nil:
+		return
+	case st.Error != "":
+		fmt.Fprintf(w, "FAIL  %-11s %s\n", "queue", st.Error)
+		return
+	case !st.Installed:
+		fmt.Fprintf(w, "note  %-11s not installed (verify --queue or assay worker installs it)\n", "queue")
+		return
+	}
+	j := st.Jobs
+	fmt.Fprintf(w, "ok    %-11s jobs: %d available, %d running, %d retryable, %d discarded, %d completed\n",
+		"queue", j.Available, j.Running, j.Retryable, j.Discarded, j.Completed)
+	if len(st.Workers) == 0 {
+		fmt.Fprintf(w, "note  %-11s no worker took a job in the last %s\n", "queue", queue.RecentWindow)
+	}
+	for _, wk := range st.Workers {
+		fmt.Fprintf(w, "ok    %-11s worker %s last took a job at %s\n", "queue", wk.ID, wk.LastSeen.UTC().Format(time.RFC3339))
+	}
 }

@@ -60,7 +60,12 @@ func Enqueue(ctx context.Context, pool *pgxpool.Pool, q *verify.Enqueued, packSH
 
 // Counts are a queue's jobs by state.
 type Counts struct {
-	Available, Running, Retryable, Completed, Discarded, Other int
+	Available int `json:"available"`
+	Running   int `json:"running"`
+	Retryable int `json:"retryable"`
+	Completed int `json:"completed"`
+	Discarded int `json:"discarded"` // discarded or cancelled
+	Other     int `json:"other"`     // scheduled, pending
 }
 
 // Pending is how many jobs are not finished.
