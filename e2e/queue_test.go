@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -387,4 +388,48 @@ func countJobs(t *testing.T, db, where string, pid int) int {
 		t.Fatalf("counting jobs: %v", err)
 	}
 	return n
+}
+
+// TestQueueDetachRunsWait (issue 22 item 1): verify --queue --detach prints
+// the run id alone on the first line and returns; runs wait exits with
+// verify's exit code and writes the same results.json; runs show prints the
+// progress, then the summary.
+func TestQueueDetachRunsWait(t *testing.T) {
+	local, queued := queueDB(t), queueDB(t)
+	dir := t.TempDir()
+	pack := "packs/example.yaml"
+	w := startWorker(t, pluginDir, queued, pack)
+	d := run(t, queued, "verify", "--pack", pack, "--run", "examples/runs/candidate-b", "--queue", "--detach")
+	if d.code != 0 {
+		t.Fatalf("verify --queue --detach: exit %d\n%s", d.code, d.stderr)
+	}
+	id := strings.SplitN(d.stdout, "\n", 2)[0]
+	if _, err := strconv.ParseInt(id, 10, 64); err != nil {
+		t.Fatalf("first line of verify --detach = %q, want the run id alone", id)
+	}
+	if r := run(t, queued, "runs", "show", id, "--format", "json"); r.code != 0 || !strings.Contains(r.stdout, `"jobs"`) {
+		t.Errorf("runs show before the wait: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	wr := run(t, queued, "runs", "wait", id, "--pack", pack, "--out", filepath.Join(dir, "q"), "--format", "json")
+	l := run(t, local, "verify", "--pack", pack, "--run", "examples/runs/candidate-b", "--out", filepath.Join(dir, "l"), "--format", "json")
+	if wr.code != l.code {
+		t.Fatalf("runs wait exit %d, local verify exit %d\n%s", wr.code, l.code, wr.stderr)
+	}
+	qr, _ := readOut(t, filepath.Join(dir, "q"))
+	lr, _ := readOut(t, filepath.Join(dir, "l"))
+	if d := cmp.Diff(lr, qr); d != "" {
+		t.Errorf("results.json: local (-) vs runs wait (+):\n%s", d)
+	}
+	r := run(t, queued, "runs", "show", id, "--format", "json")
+	var v struct {
+		Status  string
+		Summary map[string]any
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Status != "completed" || v.Summary == nil {
+		t.Errorf("runs show after the wait = %+v (%v), want completed with its summary\n%s", v, err, r.stdout)
+	}
+	if r := run(t, queued, "verify", "--pack", pack, "--run", "examples/runs/candidate-a", "--detach"); r.code != 2 {
+		t.Errorf("--detach without --queue: exit %d, want 2", r.code)
+	}
+	w.stop(t)
 }

@@ -86,6 +86,7 @@ func (a *app) cliApp() *cli.App {
 			a.doctorCommand(),
 			takesNoArgs(a.verifyCommand()),
 			takesNoArgs(a.workerCommand()),
+			a.runsCommand(),
 			takesNoArgs(a.frontierCommand()),
 			takesNoArgs(a.rescoreCommand()),
 			a.compareCommand(),

@@ -17,10 +17,14 @@ import (
 	"github.com/assay-eval/assay/host/verify"
 )
 
+// errDetached ends verify --queue --detach once its jobs are queued.
+var errDetached = errors.New("detached")
+
 // queueFlags are verify's queue flags (docs/scale.md).
 func queueFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "queue", Usage: "score the turns on `assay worker`s through the Postgres queue (docs/scale.md)"},
+		&cli.BoolFlag{Name: "detach", Usage: "with --queue and one --run: print the run id and return once its jobs are queued (assay runs wait|show)"},
 		&cli.DurationFlag{Name: "queue-poll", Value: 500 * time.Millisecond, Usage: "with --queue: how often to check the run's jobs"},
 	}
 }
@@ -42,7 +46,13 @@ func openQueue(c *cli.Context, what string) (*pgxpool.Pool, error) {
 // verifyPool is the queue's pool with --queue, else nil, and its closer.
 func (a *app) verifyPool(c *cli.Context) (*pgxpool.Pool, func(), error) {
 	if !c.Bool("queue") {
+		if c.Bool("detach") {
+			return nil, nil, invalidf("--detach needs --queue")
+		}
 		return nil, func() {}, nil
+	}
+	if c.Bool("detach") && len(c.StringSlice("run")) != 1 {
+		return nil, nil, invalidf("--detach queues one candidate: give exactly one --run DIR")
 	}
 	pool, err := openQueue(c, "verify --queue")
 	if err != nil {
@@ -69,6 +79,10 @@ func (a *app) queueScorer(c *cli.Context, pool *pgxpool.Pool, s *session) func(c
 		}
 		fmt.Fprintf(a.stderr, "queue: run %d (%s): %d turns in %d jobs; %d turns not queued (recorded already or unreadable)\n",
 			q.Run.ID, q.Candidate, len(q.Refs), n, q.Recorded)
+		if c.Bool("detach") {
+			fmt.Fprintf(a.stdout, "%d\n", q.Run.ID)
+			return errDetached
+		}
 		last := -1
 		return queue.Wait(ctx, pool, q.Run.ID, c.Duration("queue-poll"), func(ct queue.Counts) {
 			if ct.Completed != last {

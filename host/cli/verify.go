@@ -133,7 +133,7 @@ func (a *app) verify(c *cli.Context) error {
 		if err := s.start(ctx); err != nil {
 			return err
 		}
-		if format == "text" {
+		if format == "text" && !c.Bool("detach") { // --detach prints the run id alone
 			fmt.Fprintf(a.stdout, "pack %s (sha256 %s)\n", s.pack.Name(), short(s.pack.SHA256))
 		}
 		return nil
@@ -195,6 +195,8 @@ func verifyErr(err error) error {
 	var ee *ExitError
 	var ie *verify.InputError
 	switch {
+	case errors.Is(err, errDetached):
+		return nil // verify --queue --detach: the run id is printed, the workers score it
 	case errors.As(err, &ee):
 		return err
 	case errors.As(err, &ie):

@@ -153,3 +153,15 @@ func (e *Engine) ScoreRefs(ctx context.Context, run store.RunRow, refs []TurnRef
 	}
 	return rows, nil
 }
+
+// StoredInput is a recorded run's latest attempt read back from its stored
+// evidence, to verify it again without its files (`assay runs wait` after
+// `verify --queue --detach`). Turns recorded without evidence are listed.
+func StoredInput(ctx context.Context, st *store.Store, runID int64) (store.RunRow, *Input, []string, error) {
+	r, err := st.RunByID(ctx, runID)
+	if err != nil {
+		return r, nil, nil, fmt.Errorf("run %d: %w", runID, err)
+	}
+	in, none, err := evidenceInput(ctx, st, r)
+	return r, in, none, err
+}
