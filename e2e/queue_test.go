@@ -256,7 +256,8 @@ func turnCounts(t *testing.T, db string) map[string]int {
 // TestQueueSIGKILLLosesNothing (issue 22, tests): a generated 5,000-turn
 // run on one enqueuer and three workers, one of them killed with SIGKILL
 // mid-run: the run completes, every turn is recorded exactly once, and the
-// outputs equal a local verify's.
+// outputs equal a local verify's. Another worker gets SIGTERM while it holds
+// a job: it drains (finishes the job, takes no other) and exits 0.
 func TestQueueSIGKILLLosesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the 5,000-turn queue run is long")
@@ -277,6 +278,18 @@ func TestQueueSIGKILLLosesNothing(t *testing.T) {
 		t.Fatalf("worker %d took no job within 90s:\n%s", victim, errb.String())
 	}
 	_ = ws[0].cmd.Process.Signal(syscall.SIGKILL)
+	// SIGTERM another while it holds a job: it finishes it and exits.
+	drained := ws[1].cmd.Process.Pid
+	if !waitFor(90*time.Second, func() bool { return runningOn(t, queued, drained) > 0 }) {
+		t.Fatalf("worker %d took no job within 90s:\n%s", drained, errb.String())
+	}
+	ws[1].stop(t)
+	if n := retriedOn(t, queued, drained); n != 0 {
+		t.Errorf("%d jobs of the drained worker %d were retried, want none (it finishes what it holds)", n, drained)
+	}
+	if n := runningOn(t, queued, drained); n != 0 {
+		t.Errorf("%d jobs still running on the drained worker %d", n, drained)
+	}
 	l := run(t, local, "verify", "--pack", wl.Pack, "--turns", wl.Turns, "--out", filepath.Join(dir, "l"), "--format", "json")
 	var qc int
 	select {
@@ -307,7 +320,6 @@ func TestQueueSIGKILLLosesNothing(t *testing.T) {
 	if d := cmp.Diff(ls, qs); d != "" {
 		t.Errorf("summary.json: local (-) vs queue (+):\n%s", d)
 	}
-	ws[1].stop(t)
 	ws[2].stop(t)
 }
 
