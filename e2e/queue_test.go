@@ -19,7 +19,7 @@ import (
 )
 
 // queueDB is a fresh Postgres schema for a queue test, or a skip.
-func queueDB(t *testing.T) string {
+func queueDB(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("ASSAY_TEST_POSTGRES_URL")
 	if base == "" {
@@ -53,10 +53,23 @@ func (s *syncBuffer) String() string {
 }
 
 // startWorker starts a worker on db with the given plugin directory.
-func startWorker(t *testing.T, plugins, db, pack string, extra ...string) *workerProc {
+func startWorker(t testing.TB, plugins, db, pack string, extra ...string) *workerProc {
+	t.Helper()
+	return startWorkerCmd(t, nil, plugins, db, pack, extra...)
+}
+
+// startWorkerCmd is startWorker run through a command prefix (taskset).
+func startWorkerCmd(t testing.TB, prefix []string, plugins, db, pack string, extra ...string) *workerProc {
 	t.Helper()
 	args := append([]string{"--plugin-dir", plugins, "--db", db, "worker", "--pack", pack, "--job-timeout", "4s"}, extra...)
-	cmd := exec.Command(assay, args...)
+	if len(prefix) > 0 {
+		args = append(append(prefix[1:], assay), args...)
+	}
+	name := assay
+	if len(prefix) > 0 {
+		name = prefix[0]
+	}
+	cmd := exec.Command(name, args...)
 	cmd.Dir = root
 	w := &workerProc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = w.stderr
@@ -75,7 +88,7 @@ func startWorker(t *testing.T, plugins, db, pack string, extra ...string) *worke
 }
 
 // stop sends SIGTERM and waits for the worker to drain and exit.
-func (w *workerProc) stop(t *testing.T) {
+func (w *workerProc) stop(t testing.TB) {
 	t.Helper()
 	_ = w.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -385,7 +398,7 @@ func retriedOn(t *testing.T, db string, pid int) int {
 	return countJobs(t, db, `state = 'completed' AND attempt > 1 AND attempted_by[1] LIKE $1`, pid)
 }
 
-func countJobs(t *testing.T, db, where string, pid int) int {
+func countJobs(t testing.TB, db, where string, pid int) int {
 	t.Helper()
 	conn, err := sql.Open("pgx", db)
 	if err != nil {

@@ -17,6 +17,20 @@ import (
 	"github.com/assay-eval/assay/host/verify"
 )
 
+// oneCandidate is verify.Request.Candidates with --detach: a turns or
+// OTLP file of several candidates is refused, exit 2.
+func oneCandidate(c *cli.Context) func([]string) error {
+	if !c.Bool("detach") {
+		return nil
+	}
+	return func(ids []string) error {
+		if len(ids) != 1 {
+			return invalidf("--detach queues one candidate; the input has %d: %v", len(ids), ids)
+		}
+		return nil
+	}
+}
+
 // errDetached ends verify --queue --detach once its jobs are queued.
 var errDetached = errors.New("detached")
 
@@ -51,8 +65,8 @@ func (a *app) verifyPool(c *cli.Context) (*pgxpool.Pool, func(), error) {
 		}
 		return nil, func() {}, nil
 	}
-	if c.Bool("detach") && len(c.StringSlice("run")) != 1 {
-		return nil, nil, invalidf("--detach queues one candidate: give exactly one --run DIR")
+	if c.Bool("detach") && len(c.StringSlice("run")) > 1 {
+		return nil, nil, invalidf("--detach queues one candidate: give one --run DIR")
 	}
 	pool, err := openQueue(c, "verify --queue")
 	if err != nil {

@@ -125,7 +125,6 @@ func (a *app) verify(c *cli.Context) error {
 		return err
 	}
 	defer s.close()
-
 	col := report.NewCollector()
 	prog := newProgress(a.stderr, "verify")
 	defer prog.done()
@@ -155,6 +154,7 @@ func (a *app) verify(c *cli.Context) error {
 		ScorerErrorShare:  share,
 		Start:             start,
 		Queue:             a.queueScorer(c, pool, s),
+		Candidates:        oneCandidate(c),
 		Diagnostics:       func(ds diag.List) { fmt.Fprint(a.stderr, ds.Render(nil)) },
 		OnCandidate: func(out *verify.Outcome, cr *verify.CandidateReport) {
 			prog.done()

@@ -66,6 +66,10 @@ type Request struct {
 	// (docs/scale.md).
 	Queue func(ctx context.Context, q *Enqueued) error
 
+	// Candidates, when set, is called with the candidates read, before
+	// anything is recorded; its error ends Run.
+	Candidates func(ids []string) error
+
 	// Start, when set, is called once the inputs are read and before any
 	// turn is scored (to launch the scorers, say); its error ends Run.
 	Start func(ctx context.Context) error
@@ -107,6 +111,15 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	inputs, err := r.readInputs()
 	if err != nil {
 		return nil, err
+	}
+	if req.Candidates != nil {
+		ids := make([]string, len(inputs))
+		for i, in := range inputs {
+			ids[i] = in.Candidate
+		}
+		if err := req.Candidates(ids); err != nil {
+			return nil, err
+		}
 	}
 	if req.Start != nil {
 		if err := req.Start(ctx); err != nil {
