@@ -337,8 +337,9 @@ func TestQueueSIGKILLLosesNothing(t *testing.T) {
 }
 
 // TestQueueTamperedWorkerRefuses (issue 22, tests): a worker whose plugin
-// binaries differ from the run's scorer digests refuses its jobs with a
-// logged reason; a worker with the right binaries finishes them.
+// binaries differ from the run's scorer digests takes none of its jobs (it
+// serves the queue of its own scorer version and names it); a worker with
+// the right binaries finishes them.
 func TestQueueTamperedWorkerRefuses(t *testing.T) {
 	db := queueDB(t)
 	dir := t.TempDir()
@@ -366,11 +367,15 @@ func TestQueueTamperedWorkerRefuses(t *testing.T) {
 	bad := startWorker(t, tampered, db, "packs/example.yaml")
 	_, errb, code := startVerify(t, db, "--pack", "packs/example.yaml", "--run", "examples/runs/candidate-a",
 		"--out", filepath.Join(dir, "q"))
-	if !waitFor(30*time.Second, func() bool { return strings.Contains(bad.stderr.String(), "job refused") }) {
-		t.Fatalf("the tampered worker refused nothing:\n%s\nverify:\n%s", bad.stderr.String(), errb.String())
+	if !waitFor(30*time.Second, func() bool { return strings.Contains(errb.String(), "0/1 jobs done") }) {
+		t.Fatalf("no job was queued:\n%s", errb.String())
 	}
-	if !strings.Contains(bad.stderr.String(), "scorers do not match") {
-		t.Errorf("the refusal gives no reason:\n%s", bad.stderr.String())
+	time.Sleep(2 * time.Second) // the tampered worker polls for jobs
+	if n := countJobs(t, db, `attempted_by[1] LIKE $1`, bad.cmd.Process.Pid); n != 0 {
+		t.Errorf("the tampered worker took %d jobs, want none:\n%s", n, bad.stderr.String())
+	}
+	if !strings.Contains(bad.stderr.String(), "from queue assay_") {
+		t.Errorf("the tampered worker does not name its queue:\n%s", bad.stderr.String())
 	}
 	good := startWorker(t, pluginDir, db, "packs/example.yaml")
 	select {

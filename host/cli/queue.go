@@ -76,8 +76,7 @@ func (a *app) verifyPool(c *cli.Context) (*pgxpool.Pool, func(), error) {
 }
 
 // queueScorer is verify.Request.Queue for `verify --queue` (nil without a
-// pool): it enqueues a candidate's turns in jobs of --batch-size turns and
-// waits for the workers.
+// pool): it queues a candidate's turns in jobs of --batch-size turns.
 func (a *app) queueScorer(c *cli.Context, pool *pgxpool.Pool, s *session) func(context.Context, *verify.Enqueued) error {
 	if pool == nil {
 		return nil
@@ -91,19 +90,37 @@ func (a *app) queueScorer(c *cli.Context, pool *pgxpool.Pool, s *session) func(c
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stderr, "queue: run %d (%s): %d turns in %d jobs; %d turns not queued (recorded already or unreadable)\n",
-			q.Run.ID, q.Candidate, len(q.Refs), n, q.Recorded)
+		fmt.Fprintf(a.stderr, "queue: run %d (%s): %d turns in %d jobs on queue %s; %d turns not queued (recorded already or unreadable)\n",
+			q.Run.ID, q.Candidate, len(q.Refs), n, queue.Name(s.pack.SHA256, s.scorerVersion), q.Recorded)
 		if c.Bool("detach") {
 			fmt.Fprintf(a.stdout, "%d\n", q.Run.ID)
 			return errDetached
 		}
-		last := -1
-		return queue.Wait(ctx, pool, q.Run.ID, c.Duration("queue-poll"), func(ct queue.Counts) {
-			if ct.Completed != last {
-				last = ct.Completed
-				fmt.Fprintf(a.stderr, "queue: run %d: %d/%d jobs done, %d running, %d retrying\n", q.Run.ID, ct.Completed, n, ct.Running, ct.Retryable)
+		return nil
+	}
+}
+
+// queueWaiter is verify.Request.QueueWait: it shows each run's jobs as
+// they finish until none is pending.
+func (a *app) queueWaiter(c *cli.Context, pool *pgxpool.Pool) func(context.Context, []int64) error {
+	if pool == nil {
+		return nil
+	}
+	return func(ctx context.Context, ids []int64) error {
+		for _, id := range ids {
+			last := -1
+			err := queue.Wait(ctx, pool, id, c.Duration("queue-poll"), func(ct queue.Counts) {
+				if ct.Completed != last {
+					last = ct.Completed
+					fmt.Fprintf(a.stderr, "queue: run %d: %d/%d jobs done, %d running, %d retrying\n",
+						id, ct.Completed, ct.Completed+ct.Pending()+ct.Discarded, ct.Running, ct.Retryable)
+				}
+			})
+			if err != nil {
+				return err
 			}
-		})
+		}
+		return nil
 	}
 }
 
@@ -156,7 +173,8 @@ func (a *app) worker(c *cli.Context) error {
 	if err != nil {
 		return hostErr(err)
 	}
-	fmt.Fprintf(a.stderr, "worker: scoring pack %s with scorer version %s\n", s.pack.Name(), short(s.scorerVersion))
+	fmt.Fprintf(a.stderr, "worker: scoring pack %s with scorer version %s from queue %s\n", s.pack.Name(), short(s.scorerVersion),
+		queue.Name(s.pack.SHA256, s.scorerVersion))
 	<-ctx.Done()
 	fmt.Fprintln(a.stderr, "worker: draining")
 	if err := w.Drain(context.WithoutCancel(ctx)); err != nil && !errors.Is(err, context.Canceled) {

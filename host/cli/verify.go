@@ -104,11 +104,8 @@ func (a *app) verify(c *cli.Context) error {
 		debug.SetMemoryLimit(verifyMemoryLimit)
 	}
 	runs, turnsFile, otlpFile := c.StringSlice("run"), c.String("turns"), c.String("otlp")
-	if inputCount(len(runs) > 0, turnsFile != "", otlpFile != "") != 1 {
-		return invalidf("give --run DIR (one or more), --turns FILE or --otlp FILE")
-	}
-	if len(runs) > 1 && c.String("candidate") != "" {
-		return invalidf("--candidate names a single run; with several --run each candidate is its directory's name")
+	if err := checkVerifyInputs(c, runs, turnsFile, otlpFile); err != nil {
+		return err
 	}
 	share := c.Float64("scorer-error-share")
 	if share <= 0 || share > 1 {
@@ -154,6 +151,7 @@ func (a *app) verify(c *cli.Context) error {
 		ScorerErrorShare:  share,
 		Start:             start,
 		Queue:             a.queueScorer(c, pool, s),
+		QueueWait:         a.queueWaiter(c, pool),
 		Candidates:        oneCandidate(c),
 		Diagnostics:       func(ds diag.List) { fmt.Fprint(a.stderr, ds.Render(nil)) },
 		OnCandidate: func(out *verify.Outcome, cr *verify.CandidateReport) {
@@ -171,6 +169,17 @@ func (a *app) verify(c *cli.Context) error {
 		return err
 	}
 	return a.printReport(rep, format)
+}
+
+// checkVerifyInputs checks that verify was given one kind of input.
+func checkVerifyInputs(c *cli.Context, runs []string, turnsFile, otlpFile string) error {
+	if inputCount(len(runs) > 0, turnsFile != "", otlpFile != "") != 1 {
+		return invalidf("give --run DIR (one or more), --turns FILE or --otlp FILE")
+	}
+	if len(runs) > 1 && c.String("candidate") != "" {
+		return invalidf("--candidate names a single run; with several --run each candidate is its directory's name")
+	}
+	return nil
 }
 
 // engineConfig is the verification engine's configuration for the session.

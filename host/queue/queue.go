@@ -35,6 +35,13 @@ type BatchArgs struct {
 // Kind is the job's River kind.
 func (BatchArgs) Kind() string { return Kind }
 
+// Name is the River queue of a pack and scorer version: a worker takes jobs
+// only from the queue of its own pack and plugins, so a job is never handed
+// to a worker that would have to refuse it (docs/scale.md).
+func Name(packSHA, scorerVersion string) string {
+	return "assay_" + short(packSHA) + "_" + short(scorerVersion)
+}
+
 // Enqueue inserts q's turns as jobs of batchSize turns, in one bulk insert.
 func Enqueue(ctx context.Context, pool *pgxpool.Pool, q *verify.Enqueued, packSHA, scorerVersion string, batchSize int) (int, error) {
 	if batchSize <= 0 {
@@ -47,7 +54,8 @@ func Enqueue(ctx context.Context, pool *pgxpool.Pool, q *verify.Enqueued, packSH
 	var params []river.InsertManyParams
 	for s := 0; s < len(q.Refs); s += batchSize {
 		params = append(params, river.InsertManyParams{Args: BatchArgs{RunID: q.Run.ID, Attempt: q.Run.Attempt,
-			PackSHA256: packSHA, ScorerVersion: scorerVersion, Turns: q.Refs[s:min(s+batchSize, len(q.Refs))]}})
+			PackSHA256: packSHA, ScorerVersion: scorerVersion, Turns: q.Refs[s:min(s+batchSize, len(q.Refs))]},
+			InsertOpts: &river.InsertOpts{Queue: Name(packSHA, scorerVersion)}})
 	}
 	if len(params) == 0 {
 		return 0, nil

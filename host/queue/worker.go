@@ -39,8 +39,8 @@ type batchWorker struct {
 
 // Work scores a job's turns and records them in the transaction that
 // completes the job, so a turn is recorded exactly once. A job of another
-// pack or scorer version is refused and retried soon, on whichever worker
-// takes it.
+// pack or scorer version (it cannot reach this worker's queue unless it was
+// moved there) is refused with a logged reason and retried soon.
 func (w *batchWorker) Work(ctx context.Context, job *river.Job[BatchArgs]) error {
 	a := job.Args
 	if a.ScorerVersion != w.cfg.ScorerVer || a.PackSHA256 != w.cfg.PackSHA256 {
@@ -119,7 +119,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	host, _ := os.Hostname()
 	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), &river.Config{
 		ID:                   fmt.Sprintf("assay-%s-%d-%d", host, os.Getpid(), time.Now().UnixNano()),
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Concurrency}},
+		Queues:               map[string]river.QueueConfig{Name(cfg.PackSHA256, cfg.ScorerVer): {MaxWorkers: cfg.Concurrency}},
 		Workers:              workers,
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: cfg.RescueAfter,

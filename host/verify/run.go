@@ -60,11 +60,13 @@ type Request struct {
 	// always unable to run.
 	ScorerErrorShare float64
 
-	// Queue, when set, has a candidate's turns scored elsewhere: Run records
-	// their evidence (Engine.RecordEvidence), calls Queue, which returns once
-	// they are recorded, then verifies the candidate, reusing them
-	// (docs/scale.md).
-	Queue func(ctx context.Context, q *Enqueued) error
+	// Queue, when set, has the turns scored elsewhere: Run records every
+	// candidate's evidence (Engine.RecordEvidence) and calls Queue for each
+	// to queue its turns, then QueueWait with every queued run, which returns
+	// once their turns are recorded; then it verifies each candidate,
+	// reusing them (docs/scale.md).
+	Queue     func(ctx context.Context, q *Enqueued) error
+	QueueWait func(ctx context.Context, runIDs []int64) error
 
 	// Candidates, when set, is called with the candidates read, before
 	// anything is recorded; its error ends Run.
@@ -140,6 +142,11 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 			return nil, err
 		}
 		defer r.rw.abort()
+	}
+	if req.Queue != nil {
+		if err := r.queueAll(ctx, inputs); err != nil {
+			return nil, err
+		}
 	}
 	var sums []score.Summary
 	for _, in := range inputs {
@@ -275,17 +282,7 @@ func (r *runner) loadBaseline(ctx context.Context, inputs []*Input) error {
 // gives its verdict, records the run's summary and verdict and streams its
 // turns to results.json.
 func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error) {
-	fresh := r.req.Fresh
-	if r.req.Queue != nil {
-		q, _, err := r.eng.RecordEvidence(ctx, in, fresh)
-		if err != nil {
-			return nil, fmt.Errorf("queueing %s: %w", in.Candidate, err)
-		}
-		if err := r.req.Queue(ctx, q); err != nil {
-			return nil, fmt.Errorf("queueing %s: %w", in.Candidate, err)
-		}
-		fresh = false // the queued attempt is the one to finish
-	}
+	fresh := r.req.Fresh && r.req.Queue == nil // a queued attempt is the one to finish
 	out, err := r.eng.Verify(ctx, in, Options{Fresh: fresh, Seed: r.req.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s: %w", in.Candidate, err)
@@ -324,6 +321,29 @@ func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error
 	}
 	out.Results = nil // written and summarised: a large run keeps only summaries
 	return c, nil
+}
+
+// queueAll records every candidate's evidence and queues its turns, then
+// waits until the queued turns are recorded.
+func (r *runner) queueAll(ctx context.Context, inputs []*Input) error {
+	var ids []int64
+	for _, in := range inputs {
+		q, _, err := r.eng.RecordEvidence(ctx, in, r.req.Fresh)
+		if err != nil {
+			return fmt.Errorf("queueing %s: %w", in.Candidate, err)
+		}
+		if err := r.req.Queue(ctx, q); err != nil {
+			return fmt.Errorf("queueing %s: %w", in.Candidate, err)
+		}
+		ids = append(ids, q.Run.ID)
+	}
+	if r.req.QueueWait == nil {
+		return nil
+	}
+	if err := r.req.QueueWait(ctx, ids); err != nil {
+		return fmt.Errorf("waiting for the queue: %w", err)
+	}
+	return nil
 }
 
 // recordPack stores one row per pack task, each under the database's
