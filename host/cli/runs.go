@@ -42,6 +42,20 @@ func (a *app) runsCommand() *cli.Command {
 	}
 }
 
+// runsArgs are a runs command's output format, RUN_ID and the queue's pool.
+func runsArgs(c *cli.Context, what string) (string, int64, *pgxpool.Pool, error) {
+	format, err := outputFormat(c)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	id, err := runArg(c)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	pool, err := openQueue(c, what)
+	return format, id, pool, err
+}
+
 // runArg is the RUN_ID argument.
 func runArg(c *cli.Context) (int64, error) {
 	if c.NArg() != 1 {
@@ -55,15 +69,7 @@ func runArg(c *cli.Context) (int64, error) {
 }
 
 func (a *app) runsWait(c *cli.Context) error {
-	format, err := outputFormat(c)
-	if err != nil {
-		return err
-	}
-	id, err := runArg(c)
-	if err != nil {
-		return err
-	}
-	pool, err := openQueue(c, "runs wait")
+	format, id, pool, err := runsArgs(c, "runs wait")
 	if err != nil {
 		return err
 	}
@@ -105,15 +111,7 @@ type runView struct {
 }
 
 func (a *app) runsShow(c *cli.Context) error {
-	format, err := outputFormat(c)
-	if err != nil {
-		return err
-	}
-	id, err := runArg(c)
-	if err != nil {
-		return err
-	}
-	pool, err := openQueue(c, "runs show")
+	format, id, pool, err := runsArgs(c, "runs show")
 	if err != nil {
 		return err
 	}
