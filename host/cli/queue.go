@@ -134,7 +134,10 @@ Pulls batch jobs from the Postgres queue, scores their turns from the stored
 evidence with this host's plugins, and records the turn rows in the transaction
 that completes the job. A job whose run was recorded with another pack or other
 scorer digests is refused (logged) and retried on another worker. SIGTERM or
-SIGINT drains: running jobs finish, no new job is taken (docs/scale.md).`,
+SIGINT drains: running jobs finish, no new job is taken (docs/scale.md).
+
+Example:
+   assay --db postgres://assay@db/assay worker --pack packs/example.yaml --concurrency 2`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE` of the runs to score"},
 			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "jobs scored at once"},

@@ -20,10 +20,15 @@ func (a *app) runsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "runs",
 		Usage: "follow runs queued with verify --queue --detach (docs/scale.md)",
+		UsageText: `assay runs wait RUN_ID --pack P [--out DIR] | assay runs show RUN_ID
+
+Example:
+   id=$(assay --db postgres://assay@db/assay verify --pack packs/example.yaml --run runs/a --queue --detach)
+   assay --db postgres://assay@db/assay runs wait "$id" --pack packs/example.yaml --out out/`,
 		Subcommands: []*cli.Command{{
 			Name:      "wait",
 			Usage:     "wait for a queued run's jobs, then verify it from its records; exit as verify would",
-			UsageText: "assay runs wait RUN_ID --pack P [--out DIR] [--format text|json]",
+			UsageText: "assay runs wait RUN_ID --pack P [--out DIR] [--format text|json]\n\nExample:\n   assay runs wait 42 --pack packs/example.yaml --out out/",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "pack", Required: true, Usage: "the run's eval pack `FILE`"},
 				&cli.StringFlag{Name: "out", Usage: "write results.json and summary.json to `DIR`"},
@@ -35,7 +40,7 @@ func (a *app) runsCommand() *cli.Command {
 		}, {
 			Name:      "show",
 			Usage:     "a queued run's progress or, once verified, its summary",
-			UsageText: "assay runs show RUN_ID [--format text|json]",
+			UsageText: "assay runs show RUN_ID [--format text|json]\n\nExample:\n   assay runs show 42 --format json",
 			Flags:     []cli.Flag{formatFlag()},
 			Action:    a.runsShow,
 		}},
