@@ -37,7 +37,7 @@ func TestVerifyResumesAfterKill(t *testing.T) {
 }
 
 // pgSchema creates a uniquely named schema and returns a URL that uses it.
-func pgSchema(t *testing.T, base string) string {
+func pgSchema(t testing.TB, base string) string {
 	t.Helper()
 	admin, err := sql.Open("pgx", base)
 	if err != nil {

@@ -100,6 +100,8 @@ func (a *app) cliApp() *cli.App {
 			a.governanceCommand(),
 			takesNoArgs(a.promoteCommand()),
 			a.promotionsCommand(),
+			takesNoArgs(a.workerCommand()),
+			a.runsCommand(),
 		},
 		ExitErrHandler:  func(c *cli.Context, err error) {},
 		HideHelpCommand: true,

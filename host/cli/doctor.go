@@ -17,6 +17,7 @@ import (
 	"github.com/assay-eval/assay/host/invariant"
 	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/host/pluginhost"
+	"github.com/assay-eval/assay/host/queue"
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/pkg/scorer"
 )
@@ -54,6 +55,7 @@ type doctorReport struct {
 	// Reviews are each reviewed scorer version's override rate and status
 	// over every pack, by the default thresholds (docs/governance.md).
 	Reviews []governance.ScorerStat `json:"reviews"`
+	Queue   *queue.Status           `json:"queue,omitempty"` // Postgres only (docs/scale.md)
 	Elapsed float64                 `json:"elapsed_ms"`
 	report  invariant.Report        `json:"-"`
 }
@@ -147,6 +149,7 @@ func (a *app) runDoctor(ctx context.Context, cfg invariant.Config) *doctorReport
 	if p.DB.Opened() {
 		rep.Probes = lastProbes(ctx, p.DB.Store)
 		rep.Reviews, _ = governance.Stats(ctx, p.DB.Store, "", governance.DefaultThresholds()) // unreadable: none shown
+		rep.Queue = queueStatus(ctx, cfg.DSN)
 	}
 	rep.Elapsed = ms(time.Since(start))
 	return rep
@@ -274,6 +277,7 @@ func (a *app) printDoctor(rep *doctorReport) {
 	}
 	printProbes(a.stdout, rep.Probes)
 	printReviews(a.stdout, rep.Reviews)
+	printQueue(a.stdout, rep.Queue)
 	if rep.OK {
 		fmt.Fprintf(a.stdout, "all checks passed (%.0f ms)\n", rep.Elapsed)
 	} else {

@@ -88,7 +88,7 @@ Example:
 				Usage: "exit 3 when a scorer fails on more than this `SHARE` of a candidate's turns (or on all of them)"},
 			callTimeoutFlag(),
 			formatFlag(),
-		}, ciFlags()...),
+		}, append(ciFlags(), queueFlags()...)...),
 		Action: a.verify,
 	}
 }
@@ -105,23 +105,24 @@ func (a *app) verify(c *cli.Context) error {
 		debug.SetMemoryLimit(verifyMemoryLimit)
 	}
 	runs, turnsFile, otlpFile := c.StringSlice("run"), c.String("turns"), c.String("otlp")
-	if inputCount(len(runs) > 0, turnsFile != "", otlpFile != "") != 1 {
-		return invalidf("give --run DIR (one or more), --turns FILE or --otlp FILE")
-	}
-	if len(runs) > 1 && c.String("candidate") != "" {
-		return invalidf("--candidate names a single run; with several --run each candidate is its directory's name")
+	if err := checkVerifyInputs(c, runs, turnsFile, otlpFile); err != nil {
+		return err
 	}
 	share := c.Float64("scorer-error-share")
 	if share <= 0 || share > 1 {
 		return invalidf("--scorer-error-share %v: want a share in (0,1]", share)
 	}
 	seed := c.Uint64("seed")
+	pool, closePool, err := a.verifyPool(c)
+	if err != nil {
+		return err
+	}
+	defer closePool()
 	s, err := a.openSession(c, c.String("pack"), true, c.Bool("in-process"))
 	if err != nil {
 		return err
 	}
 	defer s.close()
-
 	col := report.NewCollector()
 	prog := newProgress(a.stderr, "verify")
 	defer prog.done()
@@ -129,7 +130,7 @@ func (a *app) verify(c *cli.Context) error {
 		if err := s.start(ctx); err != nil {
 			return err
 		}
-		if format == "text" {
+		if format == "text" && !c.Bool("detach") { // --detach prints the run id alone
 			fmt.Fprintf(a.stdout, "pack %s (sha256 %s)\n", s.pack.Name(), short(s.pack.SHA256))
 		}
 		return nil
@@ -150,6 +151,9 @@ func (a *app) verify(c *cli.Context) error {
 		OutDir:            c.String("out"),
 		ScorerErrorShare:  share,
 		Start:             start,
+		Queue:             a.queueScorer(c, pool, s),
+		QueueWait:         a.queueWaiter(c, pool),
+		Candidates:        oneCandidate(c),
 		Diagnostics:       func(ds diag.List) { fmt.Fprint(a.stderr, ds.Render(nil)) },
 		Govern:            governance.AfterVerify(s.rt.store, s.pack),
 		OnCandidate: func(out *verify.Outcome, cr *verify.CandidateReport) {
@@ -167,6 +171,17 @@ func (a *app) verify(c *cli.Context) error {
 		return err
 	}
 	return a.printReport(rep, format)
+}
+
+// checkVerifyInputs checks that verify was given one kind of input.
+func checkVerifyInputs(c *cli.Context, runs []string, turnsFile, otlpFile string) error {
+	if inputCount(len(runs) > 0, turnsFile != "", otlpFile != "") != 1 {
+		return invalidf("give --run DIR (one or more), --turns FILE or --otlp FILE")
+	}
+	if len(runs) > 1 && c.String("candidate") != "" {
+		return invalidf("--candidate names a single run; with several --run each candidate is its directory's name")
+	}
+	return nil
 }
 
 // engineConfig is the verification engine's configuration for the session.
@@ -191,6 +206,8 @@ func verifyErr(err error) error {
 	var ee *ExitError
 	var ie *verify.InputError
 	switch {
+	case errors.Is(err, errDetached):
+		return nil // verify --queue --detach: the run id is printed, the workers score it
 	case errors.As(err, &ee):
 		return err
 	case errors.As(err, &ie):

@@ -258,31 +258,15 @@ type pass struct {
 // again as the turn's next revision (docs/verify-engine.md). opts.Fresh
 // starts a new attempt instead.
 func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome, error) {
-	out := &Outcome{Candidate: in.Candidate}
 	v := &pass{candidate: in.Candidate, prior: map[store.TurnKey]store.TurnRow{},
-		results: make(map[store.TurnKey]TurnResult, len(e.tasks)), stored: map[string]bool{}, out: out}
+		results: make(map[store.TurnKey]TurnResult, len(e.tasks)), stored: map[string]bool{}, out: &Outcome{Candidate: in.Candidate}}
 	if e.cfg.Store != nil {
-		units, err := json.Marshal(e.units(in))
-		if err != nil {
-			return nil, fmt.Errorf("starting run for %s: %w", in.Candidate, err)
-		}
-		v.run, err = e.cfg.Store.BeginRun(ctx, store.RunKey{
-			Candidate:     in.Candidate,
-			PackSHA256:    e.cfg.Pack.SHA256,
-			PackName:      e.cfg.Pack.Name(),
-			ScorerVersion: e.cfg.ScorerVersion,
-			HostVersion:   e.cfg.HostVersion,
-			Units:         units,
-		}, opts.Fresh)
-		if err != nil {
-			return nil, fmt.Errorf("starting run for %s: %w", in.Candidate, err)
-		}
-		out.RunID, out.Attempt = v.run.ID, v.run.Attempt
-		v.prior, err = e.cfg.Store.TurnsDone(ctx, v.run.ID, v.run.Attempt)
-		if err != nil {
-			return nil, fmt.Errorf("reading recorded turns of %s: %w", in.Candidate, err)
+		var err error
+		if v, err = e.begin(ctx, in, opts.Fresh); err != nil {
+			return nil, err
 		}
 	}
+	out := v.out
 
 	var todo []*TurnSpec
 	for i := range in.Turns {

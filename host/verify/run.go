@@ -60,6 +60,18 @@ type Request struct {
 	// always unable to run.
 	ScorerErrorShare float64
 
+	// Queue, when set, has the turns scored elsewhere: Run records every
+	// candidate's evidence (Engine.RecordEvidence) and calls Queue for each
+	// to queue its turns, then QueueWait with every queued run, which returns
+	// once their turns are recorded; then it verifies each candidate,
+	// reusing them (docs/scale.md).
+	Queue     func(ctx context.Context, q *Enqueued) error
+	QueueWait func(ctx context.Context, runIDs []int64) error
+
+	// Candidates, when set, is called with the candidates read, before
+	// anything is recorded; its error ends Run.
+	Candidates func(ids []string) error
+
 	// Start, when set, is called once the inputs are read and before any
 	// turn is scored (to launch the scorers, say); its error ends Run.
 	Start func(ctx context.Context) error
@@ -107,6 +119,15 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.Candidates != nil {
+		ids := make([]string, len(inputs))
+		for i, in := range inputs {
+			ids[i] = in.Candidate
+		}
+		if err := req.Candidates(ids); err != nil {
+			return nil, err
+		}
+	}
 	if req.Start != nil {
 		if err := req.Start(ctx); err != nil {
 			return nil, err
@@ -126,6 +147,11 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 			return nil, err
 		}
 		defer r.rw.abort()
+	}
+	if req.Queue != nil {
+		if err := r.queueAll(ctx, inputs); err != nil {
+			return nil, err
+		}
 	}
 	var sums []score.Summary
 	for _, in := range inputs {
@@ -271,7 +297,8 @@ func (r *runner) loadBaseline(ctx context.Context, inputs []*Input) error {
 // gives its verdict, records the run's summary and verdict and streams its
 // turns to results.json.
 func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error) {
-	out, err := r.eng.Verify(ctx, in, Options{Fresh: r.req.Fresh, Seed: r.req.Seed})
+	fresh := r.req.Fresh && r.req.Queue == nil // a queued attempt is the one to finish
+	out, err := r.eng.Verify(ctx, in, Options{Fresh: fresh, Seed: r.req.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s: %w", in.Candidate, err)
 	}
@@ -309,6 +336,29 @@ func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error
 	}
 	out.Results = nil // written and summarised: a large run keeps only summaries
 	return c, nil
+}
+
+// queueAll records every candidate's evidence and queues its turns, then
+// waits until the queued turns are recorded.
+func (r *runner) queueAll(ctx context.Context, inputs []*Input) error {
+	var ids []int64
+	for _, in := range inputs {
+		q, _, err := r.eng.RecordEvidence(ctx, in, r.req.Fresh)
+		if err != nil {
+			return fmt.Errorf("queueing %s: %w", in.Candidate, err)
+		}
+		if err := r.req.Queue(ctx, q); err != nil {
+			return fmt.Errorf("queueing %s: %w", in.Candidate, err)
+		}
+		ids = append(ids, q.Run.ID)
+	}
+	if r.req.QueueWait == nil {
+		return nil
+	}
+	if err := r.req.QueueWait(ctx, ids); err != nil {
+		return fmt.Errorf("waiting for the queue: %w", err)
+	}
+	return nil
 }
 
 // recordPack stores one row per pack task, each under the database's
