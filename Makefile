@@ -4,7 +4,7 @@ BIN       := bin
 # every built-in plugin is a main package cmd/assay-scorer-<id>
 PLUGINS   := $(patsubst cmd/assay-scorer-%/,%,$(wildcard cmd/assay-scorer-*/))
 GOBUILD   := $(GO) build -buildvcs=auto -trimpath
-FUZZTIME  ?= 30s
+FUZZTIME  ?= 45s
 # the fuzzer minimizes every new interesting input with at most this many
 # calls (or for this long, e.g. 2s), so minimizing cannot eat FUZZTIME (DEVELOPERS.md)
 FUZZMINIMIZETIME ?= 100x
