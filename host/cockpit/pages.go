@@ -107,7 +107,7 @@ func (c *Cockpit) turn(w http.ResponseWriter, r *http.Request, t store.Token) {
 	}
 	p := c.base(r, t, "Turn "+label, "overview")
 	p.RunID, p.Revision, p.Turn = run.ID, row.Revision, &tr
-	p.TraceNote = "The trace itself is not stored with the turn yet; its timeline appears here once evidence is stored (the checks below carry their evidence)."
+	p.Timeline, p.TraceNote = c.timeline(r, row.TraceSHA256)
 	p.Before = c.snapshot(r, row.StateBeforeSHA256)
 	p.After = c.snapshot(r, row.StateAfterSHA256)
 	c.render(w, "turn", p)

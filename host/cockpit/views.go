@@ -35,6 +35,7 @@ type page struct {
 	Revision  int
 	Turn      *verify.TurnResult
 	TraceNote string
+	Timeline  *timelineView
 	Before    string
 	After     string
 }
@@ -124,7 +125,7 @@ func funcs() template.FuncMap {
 			return "fail"
 		},
 		"join":    strings.Join,
-		"short":   func(s string) string { return s[:min(12, len(s))] },
+		"short":   shortSHA,
 		"runLink": func(id int64) string { return fmt.Sprintf("/runs/%d", id) },
 		"turnLink": func(id int64, label string) string {
 			return fmt.Sprintf("/runs/%d/turns/%s", id, template.URLQueryEscaper(label))

@@ -123,6 +123,13 @@ func testCockpitPages(t *testing.T, f *fixture) {
 			t.Errorf("turn page %s lacks %q", turnPath, want)
 		}
 	}
+	// The trace is read back from the stored evidence as a timeline with
+	// each tool call's arguments and the answer (issue 21 item 3).
+	for _, want := range []string{`class="timeline"`, "tool_start", "answer (finalized)"} {
+		if !strings.Contains(turn, want) {
+			t.Errorf("turn page %s lacks the trace timeline (%q)", turnPath, want)
+		}
+	}
 	_, cmp := b.get("/compare?pack=example&a=candidate-a&b=candidate-b")
 	if !strings.Contains(cmp, "mean delta") || !strings.Contains(cmp, "-0.") {
 		t.Errorf("compare page lacks the deltas:\n%s", cmp)
