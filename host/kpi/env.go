@@ -89,6 +89,21 @@ func Env() (*cel.Env, error) {
 	return baseEnv, baseErr
 }
 
+// libraries are the pinned CEL libraries and limits shared by the checks'
+// environment and the kill criteria's (historyEnv).
+func libraries() []cel.EnvOption {
+	return []cel.EnvOption{
+		ext.Strings(ext.StringsVersion(stringsVersion)),
+		ext.Lists(ext.ListsVersion(listsVersion)),
+		ext.Math(ext.MathVersion(mathVersion)),
+		ext.Bindings(ext.BindingsVersion(bindingsVersion)),
+		ext.TwoVarComprehensions(ext.TwoVarComprehensionsVersion(twoVarVersion)),
+		cel.OptionalTypes(cel.OptionalTypesVersion(optionalVersion)),
+		cel.ParserExpressionSizeLimit(expressionMaxSize),
+		cel.CrossTypeNumericComparisons(true),
+	}
+}
+
 func newEnv() (*cel.Env, error) {
 	opts := []cel.EnvOption{
 		ext.NativeTypes(
@@ -101,16 +116,9 @@ func newEnv() (*cel.Env, error) {
 		cel.Variable(varState, cel.ObjectType("sdk.Snapshot")),
 		cel.Variable(varBefore, cel.ObjectType("sdk.Snapshot")),
 		cel.Variable(varScorer, cel.ObjectType("kpi.Scorer")),
-		ext.Strings(ext.StringsVersion(stringsVersion)),
-		ext.Lists(ext.ListsVersion(listsVersion)),
-		ext.Math(ext.MathVersion(mathVersion)),
 		ext.Sets(ext.SetsVersion(setsVersion)),
-		ext.Bindings(ext.BindingsVersion(bindingsVersion)),
-		ext.TwoVarComprehensions(ext.TwoVarComprehensionsVersion(twoVarVersion)),
-		cel.OptionalTypes(cel.OptionalTypesVersion(optionalVersion)),
-		cel.ParserExpressionSizeLimit(expressionMaxSize),
-		cel.CrossTypeNumericComparisons(true),
 	}
+	opts = append(opts, libraries()...)
 	opts = append(opts, helpers()...)
 	env, err := cel.NewEnv(opts...)
 	if err != nil {

@@ -52,21 +52,14 @@ const (
 const killEvalLimit = 1_000_000
 
 // historyEnv is the environment of kill criteria: history and scorers, and
-// the same libraries as the checks' environment.
+// the checks' environment's libraries (without sets and the assay helpers).
 func historyEnv() (*cel.Env, error) {
-	env, err := cel.NewEnv(
+	opts := []cel.EnvOption{
 		ext.NativeTypes(ext.ParseStructTag("json"), reflect.TypeFor[HistoryRun](), reflect.TypeFor[ScorerReview]()),
 		cel.Variable(varHistory, cel.ListType(cel.ObjectType("kpi.HistoryRun"))),
 		cel.Variable(varScorers, cel.MapType(cel.StringType, cel.ObjectType("kpi.ScorerReview"))),
-		ext.Strings(ext.StringsVersion(stringsVersion)),
-		ext.Lists(ext.ListsVersion(listsVersion)),
-		ext.Math(ext.MathVersion(mathVersion)),
-		ext.Bindings(ext.BindingsVersion(bindingsVersion)),
-		ext.TwoVarComprehensions(ext.TwoVarComprehensionsVersion(twoVarVersion)),
-		cel.OptionalTypes(cel.OptionalTypesVersion(optionalVersion)),
-		cel.ParserExpressionSizeLimit(expressionMaxSize),
-		cel.CrossTypeNumericComparisons(true),
-	)
+	}
+	env, err := cel.NewEnv(append(opts, libraries()...)...)
 	if err != nil {
 		return nil, fmt.Errorf("building the kill-criteria CEL environment: %w", err)
 	}

@@ -150,8 +150,9 @@ type capturer struct {
 // wrap marks err as a capture error and redacts the token, in every form,
 // from its text.
 func (c *capturer) wrap(err error) error {
-	if msg := err.Error(); c.redact(msg) != msg {
-		err = errors.New(c.redact(msg))
+	msg := err.Error()
+	if r := c.redact(msg); r != msg {
+		err = errors.New(r)
 	}
 	return fmt.Errorf("%w: %w", ErrCapture, err)
 }

@@ -84,21 +84,14 @@ func (f *fields) get(key string) *jsonpos.Node {
 func (f *fields) done() {
 	for _, m := range f.n.Members {
 		if !f.used[m.Key] {
-			f.r.errf(m.Off, CodeField, "%s: unknown field %q", f.pathOrTop(), m.Key)
+			f.r.errf(m.Off, CodeField, "%s: unknown field %q", pathOr(f.path, "top level"), m.Key)
 		}
 	}
 }
 
-func (f *fields) pathOrTop() string {
-	if f.path == "" {
-		return "top level"
-	}
-	return f.path
-}
-
 // missing reports a required key that is absent.
 func (f *fields) missing(key string) {
-	f.r.errf(f.n.Off, CodeField, "%s: missing required field %q", f.pathOrTop(), key)
+	f.r.errf(f.n.Off, CodeField, "%s: missing required field %q", pathOr(f.path, "top level"), key)
 }
 
 // str reads an optional string field.

@@ -90,8 +90,6 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// Index keys: each snapshot is indexed once and the index shared by every
-// case of the batch that uses it.
 // indexes are the scorer's per-snapshot look-ups, each built once per
 // snapshot and shared by every case of the batch that carries it.
 type indexes struct {
