@@ -19,7 +19,7 @@ func RecordHistory(ctx context.Context, st *store.Store, rep *verify.Report) err
 		if c.RunID == 0 {
 			continue
 		}
-		run, err := st.RunByID(ctx, c.RunID)
+		run, err := st.RunSummary(ctx, c.RunID) // no turn count needed
 		if err != nil {
 			return fmt.Errorf("record run history: %w", err)
 		}

@@ -73,6 +73,10 @@ func CheckKill(ctx context.Context, st *store.Store, p *pack.Pack, candidates []
 	for _, e := range all {
 		byCand[e.Candidate] = append(byCand[e.Candidate], e)
 	}
+	runs := make(map[string][]kpi.HistoryRun, len(byCand)) // converted once, evaluated by every criterion
+	for c, h := range byCand {
+		runs[c] = HistoryRuns(h)
+	}
 	if len(candidates) == 0 {
 		for c := range byCand {
 			candidates = append(candidates, c)
@@ -102,7 +106,7 @@ func CheckKill(ctx context.Context, st *store.Store, p *pack.Pack, candidates []
 			out = append(out, CriterionState{Name: kc.Name, Fired: true, FiredAt: &f.FiredAt, RunID: f.RunID, Message: f.Message, Candidate: f.Candidate})
 			continue
 		}
-		s, err := evalCriterion(ctx, st, p.SHA256, prog, candidates, byCand, reviews)
+		s, err := evalCriterion(ctx, st, p.SHA256, prog, candidates, runs, reviews)
 		if err != nil {
 			return nil, err
 		}
@@ -112,15 +116,15 @@ func CheckKill(ctx context.Context, st *store.Store, p *pack.Pack, candidates []
 }
 
 func evalCriterion(ctx context.Context, st *store.Store, packSHA string, prog *kpi.KillProgram, candidates []string,
-	byCand map[string][]Entry, reviews map[string]kpi.ScorerReview) (CriterionState, error) {
+	runs map[string][]kpi.HistoryRun, reviews map[string]kpi.ScorerReview) (CriterionState, error) {
 	kc := prog.Criterion
 	s := CriterionState{Name: kc.Name, Message: kc.Message}
 	for _, c := range candidates {
-		h := byCand[c]
+		h := runs[c]
 		if len(h) == 0 {
 			continue
 		}
-		hit, err := prog.Eval(HistoryRuns(h), reviews)
+		hit, err := prog.Eval(h, reviews)
 		if err != nil {
 			s.Error = joinWhy(s.Error, "candidate "+c+": "+err.Error())
 			continue

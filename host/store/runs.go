@@ -104,9 +104,18 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, status string, summa
 	return nil
 }
 
-const runColumns = `r.id, r.candidate, r.pack_sha256, r.pack_name, r.scorer_version, r.host_version, r.units,
-	r.attempt, r.status, r.summary, r.verdict, r.created_at, r.updated_at,
+// runBaseColumns are the company_eval_runs columns scanRun reads before
+// the turn count.
+const runBaseColumns = `r.id, r.candidate, r.pack_sha256, r.pack_name, r.scorer_version, r.host_version, r.units,
+	r.attempt, r.status, r.summary, r.verdict, r.created_at, r.updated_at`
+
+// runColumns count each run's turns (labels) of its latest attempt;
+// lightRunColumns leave the count zero, cheap however many turns are stored.
+const (
+	runColumns = runBaseColumns + `,
 	(SELECT count(DISTINCT t.label) FROM company_eval_turns t WHERE t.run_id = r.id AND t.attempt = r.attempt)`
+	lightRunColumns = runBaseColumns + `, 0`
+)
 
 // Runs returns the stored runs of a pack (every run when packSHA256 is
 // empty), each with its latest attempt's summary, ordered by candidate.
@@ -123,8 +132,12 @@ func (s *Store) Runs(ctx context.Context, packSHA256 string) ([]RunRow, error) {
 
 // RunByID returns one stored run; an unknown id wraps ErrNotFound.
 func (s *Store) RunByID(ctx context.Context, id int64) (RunRow, error) {
-	row := s.db.QueryRowContext(ctx, s.Rebind(`SELECT `+runColumns+` FROM company_eval_runs r WHERE r.id = ?`), id)
-	r, err := scanRun(row)
+	return s.runByID(ctx, runColumns, id)
+}
+
+// runByID reads one run with the given run columns.
+func (s *Store) runByID(ctx context.Context, cols string, id int64) (RunRow, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, s.Rebind(`SELECT `+cols+` FROM company_eval_runs r WHERE r.id = ?`), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return RunRow{}, fmt.Errorf("read run %d: %w", id, ErrNotFound)
 	}

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 )
 
@@ -97,18 +95,8 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]RunRow,
 
 // RunSummary is RunByID without counting the run's turns.
 func (s *Store) RunSummary(ctx context.Context, id int64) (RunRow, error) {
-	r, err := scanRun(s.db.QueryRowContext(ctx, s.Rebind(`SELECT `+lightRunColumns+` FROM company_eval_runs r WHERE r.id = ?`), id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return RunRow{}, fmt.Errorf("read run %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return RunRow{}, fmt.Errorf("read run %d: %w", id, err)
-	}
-	return r, nil
+	return s.runByID(ctx, lightRunColumns, id)
 }
-
-const lightRunColumns = `r.id, r.candidate, r.pack_sha256, r.pack_name, r.scorer_version, r.host_version, r.units,
-	r.attempt, r.status, r.summary, r.verdict, r.created_at, r.updated_at, 0`
 
 // PackOfCompany reports whether a pack (by sha256) was recorded with
 // company as its company.id.

@@ -128,28 +128,17 @@ func (s *Store) InsertTurns(ctx context.Context, turns []TurnRow) error {
 	if len(turns) == 0 {
 		return nil
 	}
-	now := s.now()
-	args := make([]any, 0, len(turns)*turnColumnCount)
-	for i := range turns {
-		a, err := turns[i].args(now)
-		if err != nil {
-			return fmt.Errorf("store turns: %w", err)
-		}
-		args = append(args, a...)
+	stmts, err := s.TurnInserts(turns)
+	if err != nil {
+		return err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store turns: begin: %w", err)
 	}
 	defer tx.Rollback()
-	full := s.insertTurnsSQL(turnsPerStatement)
-	for start := 0; start < len(turns); start += turnsPerStatement {
-		n := min(turnsPerStatement, len(turns)-start)
-		q := full
-		if n != turnsPerStatement {
-			q = s.insertTurnsSQL(n)
-		}
-		if _, err := tx.ExecContext(ctx, q, args[start*turnColumnCount:(start+n)*turnColumnCount]...); err != nil {
+	for _, st := range stmts {
+		if _, err := tx.ExecContext(ctx, st.SQL, st.Args...); err != nil {
 			return fmt.Errorf("store turns: %w", err)
 		}
 	}
