@@ -207,16 +207,8 @@ func evidenceInput(ctx context.Context, st *store.Store, r store.RunRow) (*Input
 	return in, noEvidence, nil
 }
 
-// evidenceTurn is one recorded turn read back from its evidence.
-func evidenceTurn(ctx context.Context, st *store.Store, r store.RunRow, row store.TurnRow) (TurnSpec, error) {
-	raw, err := st.ReadBlob(ctx, row.MetricsSHA256)
-	if err != nil {
-		return TurnSpec{}, fmt.Errorf("rescore: turn %s of run %d: %w", row.Label, r.ID, err)
-	}
-	return evidenceTurnFrom(r, row, raw)
-}
-
-// evidenceTurnFrom is evidenceTurn with the metrics row read.
+// evidenceTurnFrom is one recorded turn read back from its evidence, raw
+// being its metrics row (nil when it is not stored).
 func evidenceTurnFrom(r store.RunRow, row store.TurnRow, raw []byte) (TurnSpec, error) {
 	if raw == nil {
 		return TurnSpec{}, fmt.Errorf("rescore: turn %s of run %d: metrics row %s: %w", row.Label, r.ID, shortSHA(row.MetricsSHA256), store.ErrNotFound)
