@@ -75,11 +75,15 @@ func Rescore(ctx context.Context, req RescoreRequest) (*Rescored, error) {
 	if err != nil {
 		return nil, err
 	}
-	old, err := runResults(ctx, st, from)
+	rows, err := st.TurnsDone(ctx, from.ID, from.Attempt)
 	if err != nil {
 		return nil, err
 	}
-	in, noEvidence, err := evidenceInput(ctx, st, from)
+	old, err := rowResults(rows)
+	if err != nil {
+		return nil, err
+	}
+	in, noEvidence, err := evidenceInputOf(ctx, st, from, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +181,11 @@ func evidenceInput(ctx context.Context, st *store.Store, r store.RunRow) (*Input
 	if err != nil {
 		return nil, nil, err
 	}
+	return evidenceInputOf(ctx, st, r, rows)
+}
+
+// evidenceInputOf is evidenceInput of the run's turn rows read.
+func evidenceInputOf(ctx context.Context, st *store.Store, r store.RunRow, rows map[store.TurnKey]store.TurnRow) (*Input, []string, error) {
 	u := RunUnits(r)
 	in := &Input{Candidate: r.Candidate, PolicyVersion: u.PolicyVersion, SkillVersion: u.SkillVersion}
 	noEvidence := []string{}
