@@ -109,7 +109,7 @@ func Rescore(ctx context.Context, req RescoreRequest) (*Rescored, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Rescored{Report: rep, NoEvidence: noEvidence, Drift: nonNilDrift(DriftBetween(RunUnits(from), RunUnits(to))),
+	out := &Rescored{Report: rep, NoEvidence: noEvidence, Drift: nonNil(DriftBetween(RunUnits(from), RunUnits(to))),
 		Unchanged: to.ID == from.ID && c.Reused == len(in.Turns) && c.Rescored == 0 && c.Retried == 0}
 	sumFrom, vFrom := storedSummary(from.Summary, from.Verdict)
 	out.MeanFrom, out.MeanTo = sumFrom.MeanScore, c.MeanScore
@@ -132,13 +132,6 @@ func rescoreDiff(from, to store.RunRow, old, now []TurnResult, sumFrom score.Sum
 	}
 	d.Summary = DiffSummary{TurnsChanged: len(d.Turns), GatesChanged: gatesChanged(sumFrom.Gates, c.Gates),
 		VerdictFrom: string(vFrom.Verdict), VerdictTo: string(c.Verdict.Verdict)}
-	return d
-}
-
-func nonNilDrift(d []Drift) []Drift {
-	if d == nil {
-		return []Drift{}
-	}
 	return d
 }
 
