@@ -65,7 +65,7 @@ func Compare(ctx context.Context, st *store.Store, pack PackRef, a, b string) (*
 		return nil, err
 	}
 	cmp := &Comparison{Pack: pack, Tasks: []CompareTask{}, Better: []CompareTask{}, Worse: []CompareTask{},
-		Drift: nonNilDrift(DriftBetween(RunUnits(ra), RunUnits(rb)))}
+		Drift: nonNil(DriftBetween(RunUnits(ra), RunUnits(rb)))}
 	var results [2][]TurnResult
 	for i, side := range []struct {
 		ref string

@@ -258,8 +258,7 @@ type pass struct {
 // again as the turn's next revision (docs/verify-engine.md). opts.Fresh
 // starts a new attempt instead.
 func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome, error) {
-	v := &pass{candidate: in.Candidate, prior: map[store.TurnKey]store.TurnRow{},
-		results: make(map[store.TurnKey]TurnResult, len(e.tasks)), stored: map[string]bool{}, out: &Outcome{Candidate: in.Candidate}}
+	v := e.newPass(in.Candidate)
 	if e.cfg.Store != nil {
 		var err error
 		if v, err = e.begin(ctx, in, opts.Fresh); err != nil {
@@ -472,17 +471,11 @@ func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) er
 		if v.run == nil {
 			continue
 		}
-		row, err := turnRow(v.run, &r)
+		row, more, err := e.scoredRow(v, p, &r, blobs)
 		if err != nil {
 			return err
 		}
-		row.InputKey, row.Revision = p.key, 1
-		if p.prior != nil {
-			row.Revision = p.prior.Revision + 1
-		}
-		if blobs, err = e.evidenceOf(v, p, &row, blobs); err != nil {
-			return err
-		}
+		blobs = more
 		rows = append(rows, row)
 	}
 	if v.run == nil {
@@ -495,6 +488,27 @@ func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) er
 		return fmt.Errorf("recording turns of %s: %w", v.candidate, err)
 	}
 	return nil
+}
+
+// newPass is an empty pass of candidate, before its run is begun.
+func (e *Engine) newPass(candidate string) *pass {
+	return &pass{candidate: candidate, prior: map[store.TurnKey]store.TurnRow{},
+		results: make(map[store.TurnKey]TurnResult, len(e.tasks)), stored: map[string]bool{}, out: &Outcome{Candidate: candidate}}
+}
+
+// scoredRow is the row recording a scored turn as the next revision of its
+// prior one, with its evidence; blobs gains what this pass has not recorded.
+func (e *Engine) scoredRow(v *pass, p *prepared, r *TurnResult, blobs []store.Blob) (store.TurnRow, []store.Blob, error) {
+	row, err := turnRow(v.run, r)
+	if err != nil {
+		return row, blobs, err
+	}
+	row.InputKey, row.Revision = p.key, 1
+	if p.prior != nil {
+		row.Revision = p.prior.Revision + 1
+	}
+	blobs, err = e.evidenceOf(v, p, &row, blobs)
+	return row, blobs, err
 }
 
 // evidenceOf sets the row's evidence references and appends the blobs this

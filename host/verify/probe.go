@@ -61,9 +61,17 @@ func Probe(ctx context.Context, req ProbeRequest) ([]ScorerHealth, error) {
 	if err != nil {
 		return nil, err
 	}
+	shas := make([]string, len(sample))
+	for i, s := range sample {
+		shas[i] = s.row.MetricsSHA256
+	}
+	metrics, err := cfg.Store.ReadBlobs(ctx, shas)
+	if err != nil {
+		return nil, err
+	}
 	tally := map[string]*probeTally{}
 	for _, s := range sample {
-		if err := e.probeTurn(ctx, s, req.Repeat, tally); err != nil {
+		if err := e.probeTurn(ctx, s, metrics[s.row.MetricsSHA256], req.Repeat, tally); err != nil {
 			return nil, err
 		}
 	}
@@ -127,12 +135,12 @@ type probeTally struct {
 	versionChange int      // turns stored by another version, not compared with the stored result
 }
 
-// probeTurn scores one stored turn repeat times and tallies it under its
+// probeTurn scores one stored turn, whose metrics row is metrics, repeat times and tallies it under its
 // task's scorer and upstream scorers. A difference is charged to the
 // scorers whose checks differ (a check's source names its scorer), else to
 // the task's scorer.
-func (e *Engine) probeTurn(ctx context.Context, s probeTurn, repeat int, tally map[string]*probeTally) error {
-	ts, err := evidenceTurn(ctx, e.cfg.Store, s.run, s.row)
+func (e *Engine) probeTurn(ctx context.Context, s probeTurn, metrics []byte, repeat int, tally map[string]*probeTally) error {
+	ts, err := evidenceTurnFrom(s.run, s.row, metrics)
 	if err != nil {
 		return err
 	}

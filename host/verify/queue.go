@@ -78,9 +78,8 @@ func (e *Engine) RecordEvidence(ctx context.Context, in *Input, fresh bool) (*En
 
 // begin starts or resumes in's run and reads its recorded turns.
 func (e *Engine) begin(ctx context.Context, in *Input, fresh bool) (*pass, error) {
-	out := &Outcome{Candidate: in.Candidate}
-	v := &pass{candidate: in.Candidate, prior: map[store.TurnKey]store.TurnRow{},
-		results: make(map[store.TurnKey]TurnResult, len(e.tasks)), stored: map[string]bool{}, out: out}
+	v := e.newPass(in.Candidate)
+	out := v.out
 	units, err := json.Marshal(e.units(in))
 	if err != nil {
 		return nil, fmt.Errorf("starting run for %s: %w", in.Candidate, err)
@@ -114,8 +113,8 @@ func (e *Engine) ScoreRefs(ctx context.Context, run store.RunRow, refs []TurnRef
 	if err != nil {
 		return nil, fmt.Errorf("reading recorded turns of run %d: %w", run.ID, err)
 	}
-	v := &pass{candidate: run.Candidate, run: &store.Run{ID: run.ID, Attempt: run.Attempt}, prior: prior,
-		results: map[store.TurnKey]TurnResult{}, stored: map[string]bool{}, out: &Outcome{}}
+	v := e.newPass(run.Candidate)
+	v.run, v.prior = &store.Run{ID: run.ID, Attempt: run.Attempt}, prior
 	specs := make([]*TurnSpec, len(refs))
 	for i, r := range refs {
 		v.stored[r.Trace], v.stored[r.Metrics], v.stored[r.Before], v.stored[r.After] = true, true, true, true
@@ -138,15 +137,8 @@ func (e *Engine) ScoreRefs(ctx context.Context, run store.RunRow, refs []TurnRef
 			continue // recorded already, by an earlier job or verify
 		}
 		r := e.finish(ctx, run.Candidate, p)
-		row, err := turnRow(v.run, &r)
+		row, _, err := e.scoredRow(v, p, &r, nil)
 		if err != nil {
-			return nil, err
-		}
-		row.InputKey, row.Revision = p.key, 1
-		if p.prior != nil {
-			row.Revision = p.prior.Revision + 1
-		}
-		if _, err := e.evidenceOf(v, p, &row, nil); err != nil {
 			return nil, err
 		}
 		rows = append(rows, row)

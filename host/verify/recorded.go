@@ -46,6 +46,11 @@ func runResults(ctx context.Context, st *store.Store, r store.RunRow) ([]TurnRes
 	if err != nil {
 		return nil, err
 	}
+	return rowResults(rows)
+}
+
+// rowResults is runResults of the run's turn rows read.
+func rowResults(rows map[store.TurnKey]store.TurnRow) ([]TurnResult, error) {
 	out := make([]TurnResult, 0, len(rows))
 	for _, row := range rows {
 		var tr TurnResult

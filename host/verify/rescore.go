@@ -75,11 +75,15 @@ func Rescore(ctx context.Context, req RescoreRequest) (*Rescored, error) {
 	if err != nil {
 		return nil, err
 	}
-	old, err := runResults(ctx, st, from)
+	rows, err := st.TurnsDone(ctx, from.ID, from.Attempt)
 	if err != nil {
 		return nil, err
 	}
-	in, noEvidence, err := evidenceInput(ctx, st, from)
+	old, err := rowResults(rows)
+	if err != nil {
+		return nil, err
+	}
+	in, noEvidence, err := evidenceInputOf(ctx, st, from, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +109,7 @@ func Rescore(ctx context.Context, req RescoreRequest) (*Rescored, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Rescored{Report: rep, NoEvidence: noEvidence, Drift: nonNilDrift(DriftBetween(RunUnits(from), RunUnits(to))),
+	out := &Rescored{Report: rep, NoEvidence: noEvidence, Drift: nonNil(DriftBetween(RunUnits(from), RunUnits(to))),
 		Unchanged: to.ID == from.ID && c.Reused == len(in.Turns) && c.Rescored == 0 && c.Retried == 0}
 	sumFrom, vFrom := storedSummary(from.Summary, from.Verdict)
 	out.MeanFrom, out.MeanTo = sumFrom.MeanScore, c.MeanScore
@@ -128,13 +132,6 @@ func rescoreDiff(from, to store.RunRow, old, now []TurnResult, sumFrom score.Sum
 	}
 	d.Summary = DiffSummary{TurnsChanged: len(d.Turns), GatesChanged: gatesChanged(sumFrom.Gates, c.Gates),
 		VerdictFrom: string(vFrom.Verdict), VerdictTo: string(c.Verdict.Verdict)}
-	return d
-}
-
-func nonNilDrift(d []Drift) []Drift {
-	if d == nil {
-		return []Drift{}
-	}
 	return d
 }
 
@@ -177,6 +174,11 @@ func evidenceInput(ctx context.Context, st *store.Store, r store.RunRow) (*Input
 	if err != nil {
 		return nil, nil, err
 	}
+	return evidenceInputOf(ctx, st, r, rows)
+}
+
+// evidenceInputOf is evidenceInput of the run's turn rows read.
+func evidenceInputOf(ctx context.Context, st *store.Store, r store.RunRow, rows map[store.TurnKey]store.TurnRow) (*Input, []string, error) {
 	u := RunUnits(r)
 	in := &Input{Candidate: r.Candidate, PolicyVersion: u.PolicyVersion, SkillVersion: u.SkillVersion}
 	noEvidence := []string{}
@@ -207,16 +209,8 @@ func evidenceInput(ctx context.Context, st *store.Store, r store.RunRow) (*Input
 	return in, noEvidence, nil
 }
 
-// evidenceTurn is one recorded turn read back from its evidence.
-func evidenceTurn(ctx context.Context, st *store.Store, r store.RunRow, row store.TurnRow) (TurnSpec, error) {
-	raw, err := st.ReadBlob(ctx, row.MetricsSHA256)
-	if err != nil {
-		return TurnSpec{}, fmt.Errorf("rescore: turn %s of run %d: %w", row.Label, r.ID, err)
-	}
-	return evidenceTurnFrom(r, row, raw)
-}
-
-// evidenceTurnFrom is evidenceTurn with the metrics row read.
+// evidenceTurnFrom is one recorded turn read back from its evidence, raw
+// being its metrics row (nil when it is not stored).
 func evidenceTurnFrom(r store.RunRow, row store.TurnRow, raw []byte) (TurnSpec, error) {
 	if raw == nil {
 		return TurnSpec{}, fmt.Errorf("rescore: turn %s of run %d: metrics row %s: %w", row.Label, r.ID, shortSHA(row.MetricsSHA256), store.ErrNotFound)

@@ -399,9 +399,9 @@ func finishRun(ctx context.Context, st *store.Store, out *Outcome, c *CandidateR
 }
 
 // nonNil keeps an empty list a JSON array.
-func nonNil(s []string) []string {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
