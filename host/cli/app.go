@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -142,6 +143,13 @@ func outputFormat(c *cli.Context) (string, error) {
 		return "", invalidf("--format: want text or json, got %q", f)
 	}
 	return f, nil
+}
+
+// printJSON prints v indented, as every --format json here does.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // isUsageError reports whether err is urfave/cli's complaint about the

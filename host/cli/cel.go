@@ -134,9 +134,7 @@ func (a *app) celEval(c *cli.Context) error {
 		r.Check = asCheck(v)
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
+		if err := printJSON(a.stdout, r); err != nil {
 			return hostErr(fmt.Errorf("writing the result: %w", err))
 		}
 	} else {

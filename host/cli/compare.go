@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -53,9 +52,7 @@ func (a *app) compare(c *cli.Context) error {
 		return verifyErr(err)
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(cmp)
+		return printJSON(a.stdout, cmp)
 	}
 	printComparison(a.stdout, cmp)
 	return nil

@@ -105,9 +105,7 @@ func (a *app) frontier(c *cli.Context) error {
 	rep.Frontier = verify.Frontier(s.pack.Scoring.ParetoFilter, current)
 	rep.NotDistinguishable = verify.NotDistinguishable(rep.Frontier, current)
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(a.stdout, rep)
 	}
 	a.printStoredFrontier(&rep)
 	return nil

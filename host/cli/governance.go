@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -55,13 +54,6 @@ func (a *app) openGovFormat(c *cli.Context) (string, *govEnv, error) {
 	}
 	g, err := a.openGov(c)
 	return format, g, err
-}
-
-// printJSON prints v indented, as every --format json here does.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // printFired prints the fired kill criteria under a verify or a check.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -64,9 +63,7 @@ func (a *app) scorersProbe(c *cli.Context) error {
 		return verifyErr(err)
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := printJSON(a.stdout, struct {
 			ScorerHealth []verify.ScorerHealth `json:"scorer_health"`
 		}{health}); err != nil {
 			return err

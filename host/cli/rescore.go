@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -71,9 +70,7 @@ func (a *app) rescore(c *cli.Context) error {
 		return verifyErr(err)
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return printJSON(a.stdout, res)
 	}
 	printRescore(a.stdout, res)
 	return nil

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -117,9 +116,7 @@ func (a *app) score(c *cli.Context) error {
 		}
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
+		if err := printJSON(a.stdout, r); err != nil {
 			return err
 		}
 	} else {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -135,9 +134,7 @@ func (a *app) taskEval(c *cli.Context) error {
 		return err
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(taskEvalOutput{TaskID: res.TaskID, RunID: runID, CategoryScores: res.CategoryScores,
+		return printJSON(a.stdout, taskEvalOutput{TaskID: res.TaskID, RunID: runID, CategoryScores: res.CategoryScores,
 			OverallScore: res.OverallScore, Band: res.Band, DeterministicOnly: res.DeterministicOnly,
 			EvidenceBundle: res.EvidenceBundle})
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -226,9 +225,7 @@ func verifyErr(err error) error {
 // report as JSON), what could not be verified, and returns the exit status.
 func (a *app) printReport(rep *verify.Report, format string) error {
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := printJSON(a.stdout, rep); err != nil {
 			return err
 		}
 	} else {
