@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/verify"
@@ -178,9 +179,5 @@ func joinOr(s []string) string {
 	if len(s) == 0 {
 		return "none"
 	}
-	out := s[0]
-	for _, x := range s[1:] {
-		out += ", " + x
-	}
-	return out
+	return strings.Join(s, ", ")
 }
