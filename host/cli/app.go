@@ -131,6 +131,11 @@ func helpArgs(args []string) []string {
 	return args
 }
 
+// packFlag is the required --pack of the commands that read one eval pack.
+func packFlag() cli.Flag {
+	return &cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"}
+}
+
 // formatFlag is the --format flag shared by commands that can print JSON.
 func formatFlag() cli.Flag {
 	return &cli.StringFlag{Name: flagFormat, Value: "text", Usage: "output `FORMAT`: text or json"}

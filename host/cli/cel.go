@@ -53,7 +53,7 @@ Example:
        --trace turn.ndjson --state-before before.json --state-after after.json \
        --format json 'size(state.tasks) - size(before.tasks)'`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			&cli.StringFlag{Name: "task", Required: true, Usage: "task `LABEL` in the pack"},
 			&cli.StringFlag{Name: "trace", Required: true, Usage: "NDJSON trace `FILE` of the turn"},
 			&cli.StringFlag{Name: "state-before", Usage: "Company OS snapshot `FILE` from before the turn (the before variable)"},

@@ -26,7 +26,7 @@ version) a drift banner names each (docs/evidence.md).
 Example:
    assay compare candidate-a candidate-b --pack packs/example.yaml`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			formatFlag(),
 		},
 		Action: a.compare,

@@ -31,7 +31,7 @@ listed apart too, with their drift (docs/evidence.md).
 Example:
    assay frontier --pack packs/example.yaml`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			formatFlag(),
 		},
 		Action: a.frontier,

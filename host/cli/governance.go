@@ -104,7 +104,7 @@ assay governance clear. Firing changes nothing else (docs/governance.md).
 
 Example:
    assay governance check --pack packs/example.yaml --format json`,
-				Flags:  []cli.Flag{&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"}, formatFlag()},
+				Flags:  []cli.Flag{packFlag(), formatFlag()},
 				Action: a.governanceCheck,
 			}),
 			{
@@ -115,7 +115,7 @@ Example:
 Example:
    assay governance clear score_drop --pack packs/example.yaml --by ana --reason "scorer fixed in 1.2.1"`,
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+					packFlag(),
 					&cli.StringFlag{Name: "by", Required: true, Usage: "who clears it"},
 					&cli.StringFlag{Name: "reason", Required: true, Usage: "why it may be cleared"},
 				},

@@ -28,7 +28,7 @@ scorer's last probe and verify flags a nondeterministic scorer in scorer_health
 Example:
    assay scorers probe --pack packs/example.yaml --sample 50 --repeat 3 --seed 1`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			&cli.StringFlag{Name: "candidate", Usage: "probe only candidate `ID`'s turns"},
 			&cli.IntFlag{Name: "sample", Value: 20, Usage: "stored turns to sample"},
 			&cli.IntFlag{Name: "repeat", Value: 3, Usage: "times each sampled turn is scored"},

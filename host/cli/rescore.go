@@ -32,7 +32,7 @@ nothing is scored again and it says so (docs/evidence.md).
 Example:
    assay rescore --pack packs/example.yaml --candidate candidate-a --out out/`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			&cli.StringFlag{Name: "candidate", Required: true, Usage: "candidate `ID`"},
 			&cli.Int64Flag{Name: "run", Usage: "rescore run `RUN_ID` instead of the candidate's latest"},
 			&cli.StringFlag{Name: "out", Usage: "write results.json, summary.json and diff.json to `DIR`"},

@@ -32,7 +32,7 @@ Example:
        --state-before testdata/fixtures/state/create_blocker.before.json \
        --state-after testdata/fixtures/state/create_blocker.good.after.json`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			&cli.StringFlag{Name: "task", Required: true, Usage: "task `LABEL` in the pack"},
 			&cli.StringFlag{Name: "trace", Required: true, Usage: "NDJSON trace `FILE` of the turn"},
 			&cli.StringFlag{Name: "state-before", Usage: "Company OS snapshot `FILE` from before the turn"},

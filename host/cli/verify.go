@@ -68,7 +68,7 @@ Example:
    assay verify --pack packs/example.yaml --run examples/runs/candidate-a \
        --run examples/runs/candidate-b --out out/`,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			&cli.StringSliceFlag{Name: "run", Usage: "harness candidate `DIR` (repeatable)"},
 			&cli.StringFlag{Name: "turns", Usage: "turns `FILE` (JSONL, one turn a line)"},
 			&cli.StringFlag{Name: "otlp", Usage: "OTLP/JSON traces `FILE` (file exporter: one export request a line; docs/otel.md)"},
