@@ -27,10 +27,8 @@ func (c *Cockpit) overview(w http.ResponseWriter, r *http.Request, t store.Token
 	}
 	for _, sp := range packs {
 		pareto := true
-		if full, err := c.cfg.Store.ServerPack(r.Context(), t.Company, sp.Name); err == nil && c.cfg.LoadPack != nil {
-			if pk, _ := c.cfg.LoadPack(sp.Name+".yaml", full.Source); pk != nil {
-				pareto = pk.Scoring.ParetoFilter
-			}
+		if pk := c.loadPack(r, t, sp.Name); pk != nil {
+			pareto = pk.Scoring.ParetoFilter
 		}
 		pv, _, err := packOverview(r.Context(), c.cfg.Store, sp.Name, sp.SHA256, pareto)
 		if err != nil {
