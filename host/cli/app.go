@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,6 +131,11 @@ func helpArgs(args []string) []string {
 	return args
 }
 
+// packFlag is the required --pack of the commands that read one eval pack.
+func packFlag() cli.Flag {
+	return &cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"}
+}
+
 // formatFlag is the --format flag shared by commands that can print JSON.
 func formatFlag() cli.Flag {
 	return &cli.StringFlag{Name: flagFormat, Value: "text", Usage: "output `FORMAT`: text or json"}
@@ -142,6 +148,13 @@ func outputFormat(c *cli.Context) (string, error) {
 		return "", invalidf("--format: want text or json, got %q", f)
 	}
 	return f, nil
+}
+
+// printJSON prints v indented, as every --format json here does.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // isUsageError reports whether err is urfave/cli's complaint about the

@@ -53,7 +53,7 @@ Example:
        --trace turn.ndjson --state-before before.json --state-after after.json \
        --format json 'size(state.tasks) - size(before.tasks)'`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			&cli.StringFlag{Name: "task", Required: true, Usage: "task `LABEL` in the pack"},
 			&cli.StringFlag{Name: "trace", Required: true, Usage: "NDJSON trace `FILE` of the turn"},
 			&cli.StringFlag{Name: "state-before", Usage: "Company OS snapshot `FILE` from before the turn (the before variable)"},
@@ -134,9 +134,7 @@ func (a *app) celEval(c *cli.Context) error {
 		r.Check = asCheck(v)
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
+		if err := printJSON(a.stdout, r); err != nil {
 			return hostErr(fmt.Errorf("writing the result: %w", err))
 		}
 	} else {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -27,7 +26,7 @@ version) a drift banner names each (docs/evidence.md).
 Example:
    assay compare candidate-a candidate-b --pack packs/example.yaml`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			formatFlag(),
 		},
 		Action: a.compare,
@@ -53,9 +52,7 @@ func (a *app) compare(c *cli.Context) error {
 		return verifyErr(err)
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(cmp)
+		return printJSON(a.stdout, cmp)
 	}
 	printComparison(a.stdout, cmp)
 	return nil

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,9 +98,7 @@ func (a *app) doctor(c *cli.Context) error {
 	defer cancel()
 	rep := a.runDoctor(ctx, startupConfigOf(c, false))
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := printJSON(a.stdout, rep); err != nil {
 			return hostErr(fmt.Errorf("doctor: writing the report: %w", err))
 		}
 	} else {

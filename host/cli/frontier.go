@@ -31,7 +31,7 @@ listed apart too, with their drift (docs/evidence.md).
 Example:
    assay frontier --pack packs/example.yaml`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			formatFlag(),
 		},
 		Action: a.frontier,
@@ -105,9 +105,7 @@ func (a *app) frontier(c *cli.Context) error {
 	rep.Frontier = verify.Frontier(s.pack.Scoring.ParetoFilter, current)
 	rep.NotDistinguishable = verify.NotDistinguishable(rep.Frontier, current)
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(a.stdout, rep)
 	}
 	a.printStoredFrontier(&rep)
 	return nil

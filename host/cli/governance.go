@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,13 +56,6 @@ func (a *app) openGovFormat(c *cli.Context) (string, *govEnv, error) {
 	return format, g, err
 }
 
-// printJSON prints v indented, as every --format json here does.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 // printFired prints the fired kill criteria under a verify or a check.
 func printFired(w io.Writer, fired []verify.FiredCriterion) {
 	for _, f := range fired {
@@ -112,7 +104,7 @@ assay governance clear. Firing changes nothing else (docs/governance.md).
 
 Example:
    assay governance check --pack packs/example.yaml --format json`,
-				Flags:  []cli.Flag{&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"}, formatFlag()},
+				Flags:  []cli.Flag{packFlag(), formatFlag()},
 				Action: a.governanceCheck,
 			}),
 			{
@@ -123,7 +115,7 @@ Example:
 Example:
    assay governance clear score_drop --pack packs/example.yaml --by ana --reason "scorer fixed in 1.2.1"`,
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+					packFlag(),
 					&cli.StringFlag{Name: "by", Required: true, Usage: "who clears it"},
 					&cli.StringFlag{Name: "reason", Required: true, Usage: "why it may be cleared"},
 				},

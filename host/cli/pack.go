@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"github.com/assay-eval/assay/host/kpi"
 	"os"
@@ -100,9 +99,7 @@ func (a *app) writePackReports(format string, reports []packReport, invalidCount
 	}
 	switch format {
 	case "json":
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(reports); err != nil {
+		if err := printJSON(a.stdout, reports); err != nil {
 			return fmt.Errorf("writing the report: %w", err)
 		}
 	case "github":

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -68,9 +67,7 @@ func (a *app) pluginsList(c *cli.Context) error {
 		rows[i] = pluginRow{Entry: e, Hash: hashState(m, e)}
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return printJSON(a.stdout, rows)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(a.stdout, "no plugins in %s\n", m.Path())

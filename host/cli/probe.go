@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -29,7 +28,7 @@ scorer's last probe and verify flags a nondeterministic scorer in scorer_health
 Example:
    assay scorers probe --pack packs/example.yaml --sample 50 --repeat 3 --seed 1`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			&cli.StringFlag{Name: "candidate", Usage: "probe only candidate `ID`'s turns"},
 			&cli.IntFlag{Name: "sample", Value: 20, Usage: "stored turns to sample"},
 			&cli.IntFlag{Name: "repeat", Value: 3, Usage: "times each sampled turn is scored"},
@@ -64,9 +63,7 @@ func (a *app) scorersProbe(c *cli.Context) error {
 		return verifyErr(err)
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := printJSON(a.stdout, struct {
 			ScorerHealth []verify.ScorerHealth `json:"scorer_health"`
 		}{health}); err != nil {
 			return err

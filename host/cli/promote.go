@@ -27,7 +27,7 @@ nothing and exits 1 listing each red one. There is no way to skip one
 Example:
    assay promote --pack packs/example.yaml --candidate candidate-c --baseline candidate-a --approved-by ana --reason "Q3 rollout"`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			&cli.StringFlag{Name: "candidate", Required: true, Usage: "candidate `ID` to promote"},
 			&cli.StringFlag{Name: "approved-by", Required: true, Usage: "the person approving the promotion"},
 			&cli.StringFlag{Name: "baseline", Usage: "candidate `ID` it replaces"},

@@ -25,7 +25,7 @@ loaded from elsewhere: attach it to a CI run or an email (docs/serve.md).
 Example:
    assay report --pack packs/example.yaml --candidate candidate-a --candidate candidate-c --html out/report.html`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			&cli.StringSliceFlag{Name: "candidate", Usage: "candidate `ID` to include (repeatable; default every candidate)"},
 			&cli.StringFlag{Name: "html", Required: true, Usage: "write the report to `FILE`"},
 		},

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -33,7 +32,7 @@ nothing is scored again and it says so (docs/evidence.md).
 Example:
    assay rescore --pack packs/example.yaml --candidate candidate-a --out out/`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			&cli.StringFlag{Name: "candidate", Required: true, Usage: "candidate `ID`"},
 			&cli.Int64Flag{Name: "run", Usage: "rescore run `RUN_ID` instead of the candidate's latest"},
 			&cli.StringFlag{Name: "out", Usage: "write results.json, summary.json and diff.json to `DIR`"},
@@ -71,9 +70,7 @@ func (a *app) rescore(c *cli.Context) error {
 		return verifyErr(err)
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return printJSON(a.stdout, res)
 	}
 	printRescore(a.stdout, res)
 	return nil

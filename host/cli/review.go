@@ -11,9 +11,7 @@ import (
 )
 
 func (a *app) reviewCommand() *cli.Command {
-	packFlag := func(required bool) cli.Flag {
-		return &cli.StringFlag{Name: "pack", Required: required, Usage: "eval pack `FILE`"}
-	}
+	optionalPack := func() cli.Flag { return &cli.StringFlag{Name: "pack", Usage: "eval pack `FILE`"} }
 	return &cli.Command{
 		Name:  "review",
 		Usage: "sampled human review of stored turns and each scorer's override rate",
@@ -33,7 +31,7 @@ sample. Unscored and missing turns have no score to review and are not drawn.
 
 Example:
    assay review sample --pack packs/example.yaml --candidate candidate-a --n 10 --seed 1`,
-				Flags: []cli.Flag{packFlag(true),
+				Flags: []cli.Flag{packFlag(),
 					&cli.StringFlag{Name: "candidate", Required: true, Usage: "candidate `ID`"},
 					&cli.IntFlag{Name: "n", Value: 20, Usage: "turns to sample"},
 					&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "sampling seed"},
@@ -45,7 +43,7 @@ Example:
 				Name:      "list",
 				Usage:     "the open review queue: each turn's answer, checks and evidence",
 				UsageText: "assay review list [--pack P] [--format text|json]\n\nExample:\n   assay review list --pack packs/example.yaml",
-				Flags:     []cli.Flag{packFlag(false), formatFlag()},
+				Flags:     []cli.Flag{optionalPack(), formatFlag()},
 				Action:    a.reviewList,
 			}),
 			{
@@ -80,7 +78,7 @@ below min_reviews, ok otherwise (docs/governance.md).
 
 Example:
    assay review stats --pack packs/example.yaml --format json`,
-				Flags:  []cli.Flag{packFlag(false), formatFlag()},
+				Flags:  []cli.Flag{optionalPack(), formatFlag()},
 				Action: a.reviewStats,
 			}),
 		},

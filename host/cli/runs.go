@@ -131,9 +131,7 @@ func (a *app) runsShow(c *cli.Context) error {
 		return err
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return printJSON(a.stdout, v)
 	}
 	j := v.Jobs
 	fmt.Fprintf(a.stdout, "run %d (%s): %s; jobs: %d done, %d available, %d running, %d retrying, %d discarded\n",

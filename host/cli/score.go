@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,7 +32,7 @@ Example:
        --state-before testdata/fixtures/state/create_blocker.before.json \
        --state-after testdata/fixtures/state/create_blocker.good.after.json`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			&cli.StringFlag{Name: "task", Required: true, Usage: "task `LABEL` in the pack"},
 			&cli.StringFlag{Name: "trace", Required: true, Usage: "NDJSON trace `FILE` of the turn"},
 			&cli.StringFlag{Name: "state-before", Usage: "Company OS snapshot `FILE` from before the turn"},
@@ -117,9 +116,7 @@ func (a *app) score(c *cli.Context) error {
 		}
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
+		if err := printJSON(a.stdout, r); err != nil {
 			return err
 		}
 	} else {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -72,7 +71,7 @@ type taskEvalArgs struct {
 }
 
 func parseTaskEvalArgs(c *cli.Context) (taskEvalArgs, error) {
-	in := taskEvalArgs{ai: c.String("ai"), run: c.String("run"), format: c.String(flagFormat)}
+	in := taskEvalArgs{ai: c.String("ai"), run: c.String("run")}
 	if c.NArg() != 1 {
 		for _, a := range c.Args().Slice() {
 			if strings.HasPrefix(a, "-") && a != "-" {
@@ -82,10 +81,9 @@ func parseTaskEvalArgs(c *cli.Context) (taskEvalArgs, error) {
 		return in, invalidf("task-eval: give exactly one FILE.json (see 'assay task-eval --help')")
 	}
 	in.path = c.Args().First()
-	if in.format != "text" && in.format != "json" {
-		return in, invalidf("--format: want text or json, got %q", in.format)
-	}
-	return in, nil
+	var err error
+	in.format, err = outputFormat(c)
+	return in, err
 }
 
 func (a *app) taskEval(c *cli.Context) error {
@@ -135,9 +133,7 @@ func (a *app) taskEval(c *cli.Context) error {
 		return err
 	}
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(taskEvalOutput{TaskID: res.TaskID, RunID: runID, CategoryScores: res.CategoryScores,
+		return printJSON(a.stdout, taskEvalOutput{TaskID: res.TaskID, RunID: runID, CategoryScores: res.CategoryScores,
 			OverallScore: res.OverallScore, Band: res.Band, DeterministicOnly: res.DeterministicOnly,
 			EvidenceBundle: res.EvidenceBundle})
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -92,9 +91,7 @@ func (a *app) tokensList(c *cli.Context) error {
 		for i, t := range ts {
 			out[i] = tokenJSON(t)
 		}
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return printJSON(a.stdout, out)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCOMPANY\tNAME\tCREATED\tREVOKED")

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,7 +68,7 @@ Example:
    assay verify --pack packs/example.yaml --run examples/runs/candidate-a \
        --run examples/runs/candidate-b --out out/`,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "pack", Required: true, Usage: "eval pack `FILE`"},
+			packFlag(),
 			&cli.StringSliceFlag{Name: "run", Usage: "harness candidate `DIR` (repeatable)"},
 			&cli.StringFlag{Name: "turns", Usage: "turns `FILE` (JSONL, one turn a line)"},
 			&cli.StringFlag{Name: "otlp", Usage: "OTLP/JSON traces `FILE` (file exporter: one export request a line; docs/otel.md)"},
@@ -226,9 +225,7 @@ func verifyErr(err error) error {
 // report as JSON), what could not be verified, and returns the exit status.
 func (a *app) printReport(rep *verify.Report, format string) error {
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := printJSON(a.stdout, rep); err != nil {
 			return err
 		}
 	} else {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/assay-eval/assay/host/governance"
+	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/host/store"
 )
 
@@ -40,15 +41,25 @@ func (c *Cockpit) companyPacks(r *http.Request, t store.Token) ([]store.ServerPa
 	ths := make([]governance.Thresholds, len(packs))
 	for i, sp := range packs {
 		ths[i] = governance.DefaultThresholds()
-		full, err := c.cfg.Store.ServerPack(r.Context(), t.Company, sp.Name)
-		if err != nil || c.cfg.LoadPack == nil {
-			continue
-		}
-		if pk, _ := c.cfg.LoadPack(sp.Name+".yaml", full.Source); pk != nil {
+		if pk := c.loadPack(r, t, sp.Name); pk != nil {
 			ths[i] = governance.PackThresholds(pk)
 		}
 	}
 	return packs, ths, nil
+}
+
+// loadPack loads the company's stored pack of that name; nil when it cannot
+// be read or loaded (callers then use the defaults).
+func (c *Cockpit) loadPack(r *http.Request, t store.Token, name string) *pack.Pack {
+	if c.cfg.LoadPack == nil {
+		return nil
+	}
+	full, err := c.cfg.Store.ServerPack(r.Context(), t.Company, name)
+	if err != nil {
+		return nil
+	}
+	pk, _ := c.cfg.LoadPack(name+".yaml", full.Source)
+	return pk
 }
 
 func (c *Cockpit) review(w http.ResponseWriter, r *http.Request, t store.Token) {

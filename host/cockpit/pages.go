@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/verify"
@@ -26,10 +27,8 @@ func (c *Cockpit) overview(w http.ResponseWriter, r *http.Request, t store.Token
 	}
 	for _, sp := range packs {
 		pareto := true
-		if full, err := c.cfg.Store.ServerPack(r.Context(), t.Company, sp.Name); err == nil && c.cfg.LoadPack != nil {
-			if pk, _ := c.cfg.LoadPack(sp.Name+".yaml", full.Source); pk != nil {
-				pareto = pk.Scoring.ParetoFilter
-			}
+		if pk := c.loadPack(r, t, sp.Name); pk != nil {
+			pareto = pk.Scoring.ParetoFilter
 		}
 		pv, _, err := packOverview(r.Context(), c.cfg.Store, sp.Name, sp.SHA256, pareto)
 		if err != nil {
@@ -178,9 +177,5 @@ func joinOr(s []string) string {
 	if len(s) == 0 {
 		return "none"
 	}
-	out := s[0]
-	for _, x := range s[1:] {
-		out += ", " + x
-	}
-	return out
+	return strings.Join(s, ", ")
 }
