@@ -62,7 +62,7 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 	if key != "" {
 		if prev, err := s.cfg.Store.UploadByKey(r.Context(), tok.ID, key); err == nil {
 			_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.cfg.BodyLimit))
-			s.accepted(w, prev)
+			s.accepted(w, prev, true)
 			return
 		}
 	}
@@ -86,18 +86,20 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 			s.internal(w, err)
 			return
 		}
-		s.accepted(w, u)
+		s.accepted(w, u, true)
 		return
 	}
 	s.log.Info("run queued", logRun, u.ID, logCompany, tok.Company, logPack, p.Name)
 	s.jobs.Add(1)
 	go s.verify(u, p, path)
-	s.accepted(w, u)
+	s.accepted(w, u, false)
 }
 
-func (s *Server) accepted(w http.ResponseWriter, u store.Upload) {
+// accepted answers an upload; reused says the Idempotency-Key named an
+// earlier upload, whose run this is (the body was read and dropped).
+func (s *Server) accepted(w http.ResponseWriter, u store.Upload, reused bool) {
 	w.Header().Set("Location", "/v1/runs/"+strconv.FormatInt(u.ID, 10))
-	writeJSON(w, http.StatusAccepted, map[string]any{"run_id": u.ID, "status": u.Status})
+	writeJSON(w, http.StatusAccepted, map[string]any{"run_id": u.ID, "status": u.Status, "reused": reused})
 }
 
 // spool streams the request body to a temporary file (never holding it in

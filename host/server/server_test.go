@@ -117,6 +117,9 @@ func TestServeUploadVerifies(t *testing.T) {
 			if resp.StatusCode != http.StatusAccepted || !bytes.Contains(body, []byte(`"run_id":`+itoa(id))) {
 				t.Errorf("retried upload = %d %s, want 202 with run %d", resp.StatusCode, body, id)
 			}
+			if !bytes.Contains(body, []byte(`"reused":true`)) {
+				t.Errorf("retried upload = %s, want it to say the earlier run is reused", body)
+			}
 		})
 	}
 }
