@@ -94,7 +94,7 @@ func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 		return nil, fmt.Errorf("launching %s: %w: the file has %s, the manifest %s (the binary changed after registration; register it again)",
 			lc.path, ErrChecksum, hex.EncodeToString(sum), hex.EncodeToString(lc.sum))
 	}
-	r := &groupRunner{file: f, name: lc.path, limits: lc.limits, env: pluginEnv(os.Environ())}
+	r := &groupRunner{file: f, name: lc.path, limits: lc.limits, env: scorerpb.PluginEnv(os.Environ())}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{scorerpb.ProtocolVersion: {scorerpb.PluginName: clientPlugin{}}},

@@ -125,17 +125,6 @@ func dispense(client *plugin.Client) (Client, error) {
 	return grpcClient{rpc: rpc}, nil
 }
 
-// hostEnv is the environment a launched plugin sees, by exact name (as the
-// host launches it, host/pluginhost/env.go: nothing else of the caller's
-// environment, and the locale categories by name, never every LC_ prefix).
-var hostEnv = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ",
-	"LANG", "LANGUAGE", "LC_ALL",
-	"LC_ADDRESS", "LC_COLLATE", "LC_CTYPE", "LC_IDENTIFICATION", "LC_MEASUREMENT",
-	"LC_MESSAGES", "LC_MONETARY", "LC_NAME", "LC_NUMERIC", "LC_PAPER",
-	"LC_TELEPHONE", "LC_TIME",
-}
-
 // Launch starts the plugin binary at path as the host does (go-plugin, gRPC,
 // AutoMTLS, an allow-listed environment) and returns a client and a function
 // that kills it. The plugin's stderr log goes to stderr (nil: discarded).
@@ -144,11 +133,7 @@ func Launch(path string, stderr io.Writer) (Client, func(), error) {
 		stderr = io.Discard
 	}
 	cmd := exec.Command(path)
-	for _, k := range hostEnv {
-		if v, ok := os.LookupEnv(k); ok {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-	}
+	cmd.Env = scorerpb.PluginEnv(os.Environ())
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: wire.Plugins(&wire.Plugin{}),
