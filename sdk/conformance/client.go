@@ -46,7 +46,7 @@ func (c grpcClient) Score(ctx context.Context, cases []*sdk.Case) ([]batchrun.Ou
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.rpc.Score(ctx, req, grpc.MaxCallRecvMsgSize(wire.MaxMessage), grpc.MaxCallSendMsgSize(wire.MaxMessage))
+	resp, err := c.rpc.Score(ctx, req, grpc.MaxCallRecvMsgSize(scorerpb.MaxMessage), grpc.MaxCallSendMsgSize(scorerpb.MaxMessage))
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)
 	}
@@ -73,7 +73,7 @@ func Serve(s sdk.Scorer) (Client, func(), error) {
 	logger := hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off})
 	p := &wire.Plugin{Impl: s, Desc: batchrun.Describe(s), Logger: logger}
 	go plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  wire.Handshake,
+		HandshakeConfig:  scorerpb.Handshake,
 		VersionedPlugins: wire.Plugins(p),
 		GRPCServer:       wire.GRPCServerFunc,
 		Logger:           logger,
@@ -90,7 +90,7 @@ func Serve(s sdk.Scorer) (Client, func(), error) {
 		return nil, nil, errors.New("serving in-process: no reattach config after 10s")
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake,
+		HandshakeConfig:  scorerpb.Handshake,
 		Plugins:          wire.Plugins(&wire.Plugin{})[1],
 		Reattach:         rc,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -135,7 +135,7 @@ func Launch(path string, stderr io.Writer) (Client, func(), error) {
 	cmd := exec.Command(path)
 	cmd.Env = scorerpb.PluginEnv(os.Environ())
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake,
+		HandshakeConfig:  scorerpb.Handshake,
 		VersionedPlugins: wire.Plugins(&wire.Plugin{}),
 		Cmd:              cmd,
 		SkipHostEnv:      true,
