@@ -190,15 +190,11 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]batchrun.Outc
 }
 
 func (p *proc) decode(cases []*scorer.Case, resp *scorerpb.ScoreResponse) ([]batchrun.Outcome, error) {
-	res := resp.GetResults()
-	if len(res) != len(cases) {
-		return nil, fmt.Errorf("%d results for %d cases", len(res), len(cases))
+	if err := scorerpb.CheckResults(cases, resp); err != nil {
+		return nil, err
 	}
 	outs := make([]batchrun.Outcome, len(cases))
-	for i, r := range res {
-		if r.GetCaseId() != cases[i].ID {
-			return nil, fmt.Errorf("result %d is for case %q, want %q", i, r.GetCaseId(), cases[i].ID)
-		}
+	for i, r := range resp.GetResults() {
 		sr, err := scorerpb.ResultFromProto(r)
 		if err == nil {
 			err = batchrun.ValidateResult(sr)

@@ -50,14 +50,11 @@ func (c grpcClient) Score(ctx context.Context, cases []*sdk.Case) ([]batchrun.Ou
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)
 	}
-	if len(resp.GetResults()) != len(cases) {
-		return nil, fmt.Errorf("score: %d results for %d cases", len(resp.GetResults()), len(cases))
+	if err := scorerpb.CheckResults(cases, resp); err != nil {
+		return nil, fmt.Errorf("score: %w", err)
 	}
 	outs := make([]batchrun.Outcome, len(cases))
 	for i, r := range resp.GetResults() {
-		if r.GetCaseId() != cases[i].ID {
-			return nil, fmt.Errorf("score: result %d is for case %q, want %q", i, r.GetCaseId(), cases[i].ID)
-		}
 		res, err := scorerpb.ResultFromProto(r)
 		outs[i] = batchrun.Outcome{Result: res, Err: err}
 	}

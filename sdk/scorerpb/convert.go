@@ -118,6 +118,21 @@ func DecodeScoreRequest(req *ScoreRequest) ([]*sdk.Case, error) {
 	return cases, nil
 }
 
+// CheckResults checks that resp answers cases: one result per case, in
+// the cases' order.
+func CheckResults(cases []*sdk.Case, resp *ScoreResponse) error {
+	res := resp.GetResults()
+	if len(res) != len(cases) {
+		return fmt.Errorf("%d results for %d cases", len(res), len(cases))
+	}
+	for i, r := range res {
+		if r.GetCaseId() != cases[i].ID {
+			return fmt.Errorf("result %d is for case %q, want %q", i, r.GetCaseId(), cases[i].ID)
+		}
+	}
+	return nil
+}
+
 // snapshotByRef is the snapshot a case references by ref ("" : none).
 func snapshotByRef(snaps map[string]*sdk.Snapshot, ref string) (*sdk.Snapshot, error) {
 	if ref == "" {
