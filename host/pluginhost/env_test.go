@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // TestPluginEnvExactLocaleNames (issue 14 item 7): a plugin gets the
@@ -47,8 +49,8 @@ func TestPluginEnvExactLocaleNames(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if d := cmp.Diff(tt.want, pluginEnv(tt.environ)); d != "" {
-				t.Errorf("pluginEnv(%q) mismatch (-want +got):\n%s", tt.environ, d)
+			if d := cmp.Diff(tt.want, scorerpb.PluginEnv(tt.environ)); d != "" {
+				t.Errorf("PluginEnv(%q) mismatch (-want +got):\n%s", tt.environ, d)
 			}
 		})
 	}

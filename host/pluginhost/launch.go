@@ -21,10 +21,6 @@ import (
 	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
-// maxMessage is the largest gRPC message either side accepts: a batch
-// carries whole turns and snapshots.
-const maxMessage = 256 << 20
-
 // clientPlugin dispenses a scorerpb.ScorerClient.
 type clientPlugin struct{ plugin.NetRPCUnsupportedPlugin }
 
@@ -45,12 +41,6 @@ type rpcClient struct {
 
 func (c *rpcClient) scoreRaw(ctx context.Context, req []byte) (*scorerpb.ScoreResponse, error) {
 	return scorerpb.ScoreRaw(ctx, c.conn, req)
-}
-
-var handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  scorerpb.ProtocolVersion,
-	MagicCookieKey:   scorerpb.MagicCookieKey,
-	MagicCookieValue: scorerpb.MagicCookieValue,
 }
 
 // instance is one running plugin process.
@@ -94,9 +84,9 @@ func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 		return nil, fmt.Errorf("launching %s: %w: the file has %s, the manifest %s (the binary changed after registration; register it again)",
 			lc.path, ErrChecksum, hex.EncodeToString(sum), hex.EncodeToString(lc.sum))
 	}
-	r := &groupRunner{file: f, name: lc.path, limits: lc.limits, env: pluginEnv(os.Environ())}
+	r := &groupRunner{file: f, name: lc.path, limits: lc.limits, env: scorerpb.PluginEnv(os.Environ())}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  handshake,
+		HandshakeConfig:  scorerpb.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{scorerpb.ProtocolVersion: {scorerpb.PluginName: clientPlugin{}}},
 		RunnerFunc:       r.start,
 		SkipHostEnv:      true,
@@ -106,7 +96,7 @@ func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 		Logger:           lc.logger,
 		Stderr:           io.Discard,
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage))},
+			grpc.MaxCallRecvMsgSize(scorerpb.MaxMessage), grpc.MaxCallSendMsgSize(scorerpb.MaxMessage))},
 	})
 	proto, err := client.Client()
 	if err != nil {

@@ -158,12 +158,10 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]batchrun.Outc
 		return nil, err
 	}
 	req, err := scorerpb.MarshalCases(make([]byte, 0, int(p.perCase.Load())*(len(cases)+1)), cases)
-	if err == nil {
-		p.perCase.Store(int64(len(req) / max(len(cases), 1)))
-	}
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", p.entry.ID, err)
 	}
+	p.perCase.Store(int64(len(req) / max(len(cases), 1)))
 	deadline := p.h.deadline(len(cases))
 	cctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
@@ -190,15 +188,11 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]batchrun.Outc
 }
 
 func (p *proc) decode(cases []*scorer.Case, resp *scorerpb.ScoreResponse) ([]batchrun.Outcome, error) {
-	res := resp.GetResults()
-	if len(res) != len(cases) {
-		return nil, fmt.Errorf("%d results for %d cases", len(res), len(cases))
+	if err := scorerpb.CheckResults(cases, resp); err != nil {
+		return nil, err
 	}
 	outs := make([]batchrun.Outcome, len(cases))
-	for i, r := range res {
-		if r.GetCaseId() != cases[i].ID {
-			return nil, fmt.Errorf("result %d is for case %q, want %q", i, r.GetCaseId(), cases[i].ID)
-		}
+	for i, r := range resp.GetResults() {
 		sr, err := scorerpb.ResultFromProto(r)
 		if err == nil {
 			err = batchrun.ValidateResult(sr)

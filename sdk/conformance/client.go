@@ -46,18 +46,15 @@ func (c grpcClient) Score(ctx context.Context, cases []*sdk.Case) ([]batchrun.Ou
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.rpc.Score(ctx, req, grpc.MaxCallRecvMsgSize(wire.MaxMessage), grpc.MaxCallSendMsgSize(wire.MaxMessage))
+	resp, err := c.rpc.Score(ctx, req, grpc.MaxCallRecvMsgSize(scorerpb.MaxMessage), grpc.MaxCallSendMsgSize(scorerpb.MaxMessage))
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)
 	}
-	if len(resp.GetResults()) != len(cases) {
-		return nil, fmt.Errorf("score: %d results for %d cases", len(resp.GetResults()), len(cases))
+	if err := scorerpb.CheckResults(cases, resp); err != nil {
+		return nil, fmt.Errorf("score: %w", err)
 	}
 	outs := make([]batchrun.Outcome, len(cases))
 	for i, r := range resp.GetResults() {
-		if r.GetCaseId() != cases[i].ID {
-			return nil, fmt.Errorf("score: result %d is for case %q, want %q", i, r.GetCaseId(), cases[i].ID)
-		}
 		res, err := scorerpb.ResultFromProto(r)
 		outs[i] = batchrun.Outcome{Result: res, Err: err}
 	}
@@ -73,7 +70,7 @@ func Serve(s sdk.Scorer) (Client, func(), error) {
 	logger := hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off})
 	p := &wire.Plugin{Impl: s, Desc: batchrun.Describe(s), Logger: logger}
 	go plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  wire.Handshake,
+		HandshakeConfig:  scorerpb.Handshake,
 		VersionedPlugins: wire.Plugins(p),
 		GRPCServer:       wire.GRPCServerFunc,
 		Logger:           logger,
@@ -90,7 +87,7 @@ func Serve(s sdk.Scorer) (Client, func(), error) {
 		return nil, nil, errors.New("serving in-process: no reattach config after 10s")
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake,
+		HandshakeConfig:  scorerpb.Handshake,
 		Plugins:          wire.Plugins(&wire.Plugin{})[1],
 		Reattach:         rc,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -125,17 +122,6 @@ func dispense(client *plugin.Client) (Client, error) {
 	return grpcClient{rpc: rpc}, nil
 }
 
-// hostEnv is the environment a launched plugin sees, by exact name (as the
-// host launches it, host/pluginhost/env.go: nothing else of the caller's
-// environment, and the locale categories by name, never every LC_ prefix).
-var hostEnv = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ",
-	"LANG", "LANGUAGE", "LC_ALL",
-	"LC_ADDRESS", "LC_COLLATE", "LC_CTYPE", "LC_IDENTIFICATION", "LC_MEASUREMENT",
-	"LC_MESSAGES", "LC_MONETARY", "LC_NAME", "LC_NUMERIC", "LC_PAPER",
-	"LC_TELEPHONE", "LC_TIME",
-}
-
 // Launch starts the plugin binary at path as the host does (go-plugin, gRPC,
 // AutoMTLS, an allow-listed environment) and returns a client and a function
 // that kills it. The plugin's stderr log goes to stderr (nil: discarded).
@@ -144,13 +130,9 @@ func Launch(path string, stderr io.Writer) (Client, func(), error) {
 		stderr = io.Discard
 	}
 	cmd := exec.Command(path)
-	for _, k := range hostEnv {
-		if v, ok := os.LookupEnv(k); ok {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-	}
+	cmd.Env = scorerpb.PluginEnv(os.Environ())
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake,
+		HandshakeConfig:  scorerpb.Handshake,
 		VersionedPlugins: wire.Plugins(&wire.Plugin{}),
 		Cmd:              cmd,
 		SkipHostEnv:      true,

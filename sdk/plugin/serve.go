@@ -12,6 +12,7 @@ import (
 	"github.com/assay-eval/assay/sdk"
 	"github.com/assay-eval/assay/sdk/batchrun"
 	"github.com/assay-eval/assay/sdk/internal/wire"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // DescribeFlag makes a plugin binary print its description as JSON on
@@ -48,7 +49,7 @@ func Serve(s sdk.Scorer) {
 		Level:      hclog.Info,
 	})
 	goplugin.Serve(&goplugin.ServeConfig{
-		HandshakeConfig:  wire.Handshake,
+		HandshakeConfig:  scorerpb.Handshake,
 		VersionedPlugins: wire.Plugins(&wire.Plugin{Impl: s, Desc: desc, Logger: logger}),
 		GRPCServer:       wire.GRPCServerFunc,
 		Logger:           logger,

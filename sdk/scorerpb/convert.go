@@ -101,31 +101,48 @@ func DecodeScoreRequest(req *ScoreRequest) ([]*sdk.Case, error) {
 		}
 		snaps[s.GetRef()] = snap
 	}
-	lookup := func(ref string) (*sdk.Snapshot, error) {
-		if ref == "" {
-			return nil, nil
-		}
-		s, ok := snaps[ref]
-		if !ok {
-			return nil, fmt.Errorf("unknown snapshot ref %q", ref)
-		}
-		return s, nil
-	}
 	cases := make([]*sdk.Case, len(req.GetCases()))
 	for i, pc := range req.GetCases() {
 		c, err := decodeCase(pc)
 		if err != nil {
 			return nil, fmt.Errorf("decoding case %q: %w", pc.GetId(), err)
 		}
-		if c.StateBefore, err = lookup(pc.GetStateBeforeRef()); err != nil {
+		if c.StateBefore, err = snapshotByRef(snaps, pc.GetStateBeforeRef()); err != nil {
 			return nil, fmt.Errorf("decoding case %q: %w", pc.GetId(), err)
 		}
-		if c.StateAfter, err = lookup(pc.GetStateAfterRef()); err != nil {
+		if c.StateAfter, err = snapshotByRef(snaps, pc.GetStateAfterRef()); err != nil {
 			return nil, fmt.Errorf("decoding case %q: %w", pc.GetId(), err)
 		}
 		cases[i] = c
 	}
 	return cases, nil
+}
+
+// CheckResults checks that resp answers cases: one result per case, in
+// the cases' order.
+func CheckResults(cases []*sdk.Case, resp *ScoreResponse) error {
+	res := resp.GetResults()
+	if len(res) != len(cases) {
+		return fmt.Errorf("%d results for %d cases", len(res), len(cases))
+	}
+	for i, r := range res {
+		if r.GetCaseId() != cases[i].ID {
+			return fmt.Errorf("result %d is for case %q, want %q", i, r.GetCaseId(), cases[i].ID)
+		}
+	}
+	return nil
+}
+
+// snapshotByRef is the snapshot a case references by ref ("" : none).
+func snapshotByRef(snaps map[string]*sdk.Snapshot, ref string) (*sdk.Snapshot, error) {
+	if ref == "" {
+		return nil, nil
+	}
+	s, ok := snaps[ref]
+	if !ok {
+		return nil, fmt.Errorf("unknown snapshot ref %q", ref)
+	}
+	return s, nil
 }
 
 func encodeCase(c *sdk.Case) (*Case, error) {
@@ -141,7 +158,7 @@ func encodeCase(c *sdk.Case) (*Case, error) {
 		FinishedAtUnixNano: unixNano(c.FinishedAt),
 	}
 	for _, u := range c.Upstream {
-		pc.Upstream = append(pc.Upstream, &Upstream{Scorer: string(u.Scorer), Result: ResultToProto("", &u.Result, nil)})
+		pc.Upstream = append(pc.Upstream, upstreamToProto(u))
 	}
 	return pc, nil
 }
@@ -159,13 +176,25 @@ func decodeCase(pc *Case) (*sdk.Case, error) {
 		FinishedAt: fromUnixNano(pc.GetFinishedAtUnixNano()),
 	}
 	for _, u := range pc.GetUpstream() {
-		r, err := ResultFromProto(u.GetResult())
+		up, err := upstreamFromProto(u)
 		if err != nil {
-			return nil, fmt.Errorf("upstream %q carries an error: %w", u.GetScorer(), err)
+			return nil, err
 		}
-		c.Upstream = append(c.Upstream, sdk.Upstream{Scorer: sdk.ID(u.GetScorer()), Result: *r})
+		c.Upstream = append(c.Upstream, up)
 	}
 	return c, nil
+}
+
+func upstreamToProto(u sdk.Upstream) *Upstream {
+	return &Upstream{Scorer: string(u.Scorer), Result: ResultToProto("", &u.Result, nil)}
+}
+
+func upstreamFromProto(u *Upstream) (sdk.Upstream, error) {
+	r, err := ResultFromProto(u.GetResult())
+	if err != nil {
+		return sdk.Upstream{}, fmt.Errorf("upstream %q carries an error: %w", u.GetScorer(), err)
+	}
+	return sdk.Upstream{Scorer: sdk.ID(u.GetScorer()), Result: *r}, nil
 }
 
 func unixNano(t time.Time) int64 {

@@ -50,21 +50,11 @@ func UnmarshalCases(b []byte) ([]*sdk.Case, error) {
 	if err != nil {
 		return nil, err
 	}
-	lookup := func(ref string) (*sdk.Snapshot, error) {
-		if ref == "" {
-			return nil, nil
-		}
-		s, ok := snaps[ref]
-		if !ok {
-			return nil, fmt.Errorf("unknown snapshot ref %q", ref)
-		}
-		return s, nil
-	}
 	for i, c := range cases {
-		if c.StateBefore, err = lookup(befores[i]); err != nil {
+		if c.StateBefore, err = snapshotByRef(snaps, befores[i]); err != nil {
 			return nil, fmt.Errorf("decoding case %q: %w", c.ID, err)
 		}
-		if c.StateAfter, err = lookup(afters[i]); err != nil {
+		if c.StateAfter, err = snapshotByRef(snaps, afters[i]); err != nil {
 			return nil, fmt.Errorf("decoding case %q: %w", c.ID, err)
 		}
 	}
@@ -183,11 +173,11 @@ func (d *fastDecoder) decodeCase(b []byte) (c *sdk.Case, before, after string, e
 			if err = proto.Unmarshal(v, &u); err != nil {
 				return err
 			}
-			r, rerr := ResultFromProto(u.GetResult())
-			if rerr != nil {
-				return fmt.Errorf("upstream %q carries an error: %w", u.GetScorer(), rerr)
+			up, err := upstreamFromProto(&u)
+			if err != nil {
+				return err
 			}
-			c.Upstream = append(c.Upstream, sdk.Upstream{Scorer: sdk.ID(u.GetScorer()), Result: *r})
+			c.Upstream = append(c.Upstream, up)
 		}
 		return err
 	})

@@ -124,7 +124,7 @@ func appendCase(b []byte, c *sdk.Case, before, after string) ([]byte, error) {
 	b = appendStr(b, 6, before)
 	b = appendStr(b, 7, after)
 	for _, u := range c.Upstream {
-		m, err := proto.Marshal(&Upstream{Scorer: string(u.Scorer), Result: ResultToProto("", &u.Result, nil)})
+		m, err := proto.Marshal(upstreamToProto(u))
 		if err != nil {
 			return nil, fmt.Errorf("encoding upstream %q: %w", u.Scorer, err)
 		}

@@ -15,13 +15,6 @@ import (
 	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
-// Handshake is the go-plugin handshake every assay scorer shares.
-var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  scorerpb.ProtocolVersion,
-	MagicCookieKey:   scorerpb.MagicCookieKey,
-	MagicCookieValue: scorerpb.MagicCookieValue,
-}
-
 // server serves one scorer over gRPC.
 type server struct {
 	scorerpb.UnimplementedScorerServer
@@ -109,10 +102,6 @@ func Plugins(p *Plugin) map[int]plugin.PluginSet {
 // GRPCServerFunc builds the plugin's gRPC server with message limits large
 // enough for big batches.
 func GRPCServerFunc(opts []grpc.ServerOption) *grpc.Server {
-	opts = append(opts, grpc.MaxRecvMsgSize(MaxMessage), grpc.MaxSendMsgSize(MaxMessage), grpc.ForceServerCodecV2(scorerpb.RawCodec{}))
+	opts = append(opts, grpc.MaxRecvMsgSize(scorerpb.MaxMessage), grpc.MaxSendMsgSize(scorerpb.MaxMessage), grpc.ForceServerCodecV2(scorerpb.RawCodec{}))
 	return grpc.NewServer(opts...)
 }
-
-// MaxMessage is the largest message either side accepts (256 MiB): a batch
-// carries whole turns and snapshots.
-const MaxMessage = 256 << 20

@@ -1,4 +1,4 @@
-package pluginhost
+package scorerpb
 
 import "strings"
 
@@ -15,9 +15,10 @@ var envAllowList = []string{
 	"LC_TELEPHONE", "LC_TIME",
 }
 
-// pluginEnv is the environment a plugin is started with: the entries of
-// environ (os.Environ's form, KEY=value) whose key is on envAllowList.
-func pluginEnv(environ []string) []string {
+// PluginEnv is the environment a plugin is started with, by the host and by
+// package conformance alike: the entries of environ (os.Environ's form,
+// KEY=value) whose key is on the allow list.
+func PluginEnv(environ []string) []string {
 	var env []string
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
