@@ -170,12 +170,24 @@ func (a *attempt) replay(ctx context.Context, idx []int) {
 	case err == nil:
 		a.l.health.ok()
 		a.record(idx, outs)
+		for _, i := range idx {
+			a.note(i, "retried: its batch lost the plugin process, and the batch was scored again on a fresh one")
+		}
 	case final(ctx, err):
 		a.failAll(idx, err)
 	default:
 		for _, i := range idx {
 			a.alone(ctx, i)
 		}
+	}
+}
+
+// note says on a case's result that it came from a retry (nothing a retry
+// produced passes as a first answer): the note reaches the turn's
+// diagnostics in results.json and the database.
+func (a *attempt) note(i int, why string) {
+	if r := a.out[i].Result; a.out[i].Err == nil && r != nil {
+		r.Diagnostics = append(r.Diagnostics, "host: "+why)
 	}
 }
 
@@ -195,6 +207,7 @@ func (a *attempt) alone(ctx context.Context, i int) {
 			if outs[0].Err != nil {
 				a.fail(i, outs[0].Err)
 			}
+			a.note(i, fmt.Sprintf("retried: scored alone on a fresh plugin process (attempt %d) after its batch failed", n))
 			return
 		}
 		if final(ctx, err) {

@@ -238,3 +238,30 @@ func TestCloseDuringIsolation(t *testing.T) {
 		t.Fatalf("Score did not return within 10s of Close")
 	}
 }
+
+// TestRetriedResultSaysSo: a case scored only after its batch lost the
+// plugin process carries a diagnostic saying it was retried; a retry never
+// passes as a first answer.
+func TestRetriedResultSaysSo(t *testing.T) {
+	t.Parallel()
+	h := short(manifest())
+	defer h.Close()
+	prefix := fmt.Sprintf("retried-%d-%d-", os.Getpid(), time.Now().UnixNano())
+	cases := []*scorer.Case{
+		{ID: prefix + "0", Task: scorer.Task{Label: "calm"}},
+		{ID: prefix + "1", Task: scorer.Task{Label: "once_exit"}},
+	}
+	t.Cleanup(func() {
+		for _, c := range cases {
+			os.Remove(filepath.Join(os.TempDir(), "assay-test-once-exit-"+c.ID))
+		}
+	})
+	for i, o := range h.Score(context.Background(), "test_exit", cases) {
+		if o.Err != nil || o.Result == nil {
+			t.Fatalf("case %d: %v, want a result", i, o.Err)
+		}
+		if !strings.Contains(strings.Join(o.Result.Diagnostics, "\n"), "retried") {
+			t.Errorf("case %d diagnostics = %q, want a note that it was retried", i, o.Result.Diagnostics)
+		}
+	}
+}
