@@ -150,7 +150,7 @@ func (r *Report) Status() (Status, string) {
 		return StatusInvalidInput, "not verified, its input could not be read: " + strings.Join(names, ", ")
 	}
 	if r.UnreadableTurns > 0 {
-		return StatusInvalidInput, fmt.Sprintf("%d turns could not be read; they are recorded as unscored", r.UnreadableTurns)
+		return StatusInvalidInput, fmt.Sprintf("%d %s could not be read; %s recorded as unscored", r.UnreadableTurns, plural(r.UnreadableTurns, "turn", "turns"), plural(r.UnreadableTurns, "it is", "they are"))
 	}
 	for _, c := range r.Candidates {
 		if !c.Gates.Passed {
