@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/assay-eval/assay/host/verify"
+	"github.com/assay-eval/assay/pkg/excerpt"
 )
 
 func (a *app) scorersProbeCommand() *cli.Command {
@@ -57,15 +58,21 @@ func (a *app) scorersProbe(c *cli.Context) error {
 	if err := s.start(c.Context); err != nil {
 		return err
 	}
+	skipped := []verify.ProbeSkip{}
 	health, err := verify.Probe(c.Context, verify.ProbeRequest{Engine: s.engineConfig(64, a.logger(), nil),
-		Candidate: c.String("candidate"), Sample: c.Int("sample"), Repeat: c.Int("repeat"), Seed: c.Int64("seed")})
+		Candidate: c.String("candidate"), Sample: c.Int("sample"), Repeat: c.Int("repeat"), Seed: c.Int64("seed"),
+		Skipped: func(k verify.ProbeSkip) {
+			skipped = append(skipped, k)
+			fmt.Fprintf(a.stderr, "warning: probe: skipped %s (run %d): %s\n", k.Label, k.RunID, excerpt.EscapeLine(k.Reason))
+		}})
 	if err != nil {
 		return verifyErr(err)
 	}
 	if format == "json" {
 		if err := printJSON(a.stdout, struct {
 			ScorerHealth []verify.ScorerHealth `json:"scorer_health"`
-		}{health}); err != nil {
+			Skipped      []verify.ProbeSkip    `json:"skipped"`
+		}{health, skipped}); err != nil {
 			return err
 		}
 	} else {

@@ -21,6 +21,17 @@ type ProbeRequest struct {
 	Sample    int    // turns sampled; default 20
 	Repeat    int    // times each is scored; default 3
 	Seed      int64
+	// Skipped, when set, is told of every sampled turn that could not be
+	// probed (its task left the pack, its stored evidence does not prepare),
+	// so a smaller sample than asked for is never silent.
+	Skipped func(ProbeSkip)
+}
+
+// ProbeSkip is a sampled turn the probe could not score, and why.
+type ProbeSkip struct {
+	RunID  int64  `json:"run_id"`
+	Label  string `json:"label"`
+	Reason string `json:"reason"`
 }
 
 // ScorerHealth is one scorer's probe result; verify and summary.json carry
@@ -71,8 +82,12 @@ func Probe(ctx context.Context, req ProbeRequest) ([]ScorerHealth, error) {
 	}
 	tally := map[string]*probeTally{}
 	for _, s := range sample {
-		if err := e.probeTurn(ctx, s, metrics[s.row.MetricsSHA256], req.Repeat, tally); err != nil {
+		why, err := e.probeTurn(ctx, s, metrics[s.row.MetricsSHA256], req.Repeat, tally)
+		if err != nil {
 			return nil, err
+		}
+		if why != "" && req.Skipped != nil {
+			req.Skipped(ProbeSkip{RunID: s.run.ID, Label: s.row.Label, Reason: why})
 		}
 	}
 	out := probeHealth(ConfigUnits(cfg).Scorers, tally)
@@ -139,22 +154,23 @@ type probeTally struct {
 // task's scorer and upstream scorers. A difference is charged to the
 // scorers whose checks differ (a check's source names its scorer), else to
 // the task's scorer.
-func (e *Engine) probeTurn(ctx context.Context, s probeTurn, metrics []byte, repeat int, tally map[string]*probeTally) error {
+// A turn it cannot score is skipped with the reason returned.
+func (e *Engine) probeTurn(ctx context.Context, s probeTurn, metrics []byte, repeat int, tally map[string]*probeTally) (string, error) {
 	ts, err := evidenceTurnFrom(s.run, s.row, metrics)
 	if err != nil {
-		return err
+		return "", err
 	}
 	info, ok := e.tasks[ts.Label]
 	if !ok {
-		return nil // not a task of this pack any more
+		return "not a task of this pack any more", nil
 	}
 	p := e.prepare(ctx, &pass{prior: map[store.TurnKey]store.TurnRow{}}, &ts, &snapshotCache{m: map[string]*companyos.Snapshot{}})
 	if p.failed {
-		return nil
+		return "its stored evidence could not be prepared: " + p.diags.Errors().Error(), nil
 	}
 	var stored TurnResult
 	if err := json.Unmarshal(s.row.Result, &stored); err != nil {
-		return fmt.Errorf("probe: reading stored turn %s of run %d: %w", ts.Label, s.run.ID, err)
+		return "", fmt.Errorf("probe: reading stored turn %s of run %d: %w", ts.Label, s.run.ID, err)
 	}
 	task := string(info.task.Scorer)
 	ids := append([]string{task}, scorerIDs(e.upstreams[ts.Label])...)
@@ -176,7 +192,7 @@ func (e *Engine) probeTurn(ctx context.Context, s probeTurn, metrics []byte, rep
 			for _, id := range blamed {
 				tally[id].nondet = append(tally[id].nondet, label)
 			}
-			return nil
+			return "", nil
 		}
 	}
 	for _, id := range blame(stored, first, task) {
@@ -186,7 +202,7 @@ func (e *Engine) probeTurn(ctx context.Context, s probeTurn, metrics []byte, rep
 			tally[id].changed = append(tally[id].changed, label)
 		}
 	}
-	return nil
+	return "", nil
 }
 
 // blame names the scorers whose decision about the turn differs between a

@@ -90,3 +90,27 @@ func TestProbeFlagsNondeterministicScorer(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeSaysWhatItSkipped: a sampled turn whose stored evidence no
+// longer reads back is skipped, and the probe says so with the reason
+// instead of quietly probing a smaller sample.
+func TestProbeSaysWhatItSkipped(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, storetest.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	req, _ := verifiedThenDeleted(t, st)
+	if _, err := st.DB().ExecContext(ctx, `UPDATE company_eval_blobs SET data = x'00' WHERE kind = 'trace'`); err != nil {
+		t.Fatal(err)
+	}
+	var skipped []ProbeSkip
+	if _, err := Probe(ctx, ProbeRequest{Engine: req.Engine, Sample: 10, Repeat: 2, Seed: 7,
+		Skipped: func(k ProbeSkip) { skipped = append(skipped, k) }}); err != nil {
+		t.Fatalf("Probe() = %v", err)
+	}
+	if len(skipped) == 0 || skipped[0].Reason == "" || skipped[0].Label == "" {
+		t.Errorf("Probe() over corrupt evidence skipped %+v, want every sampled turn named with its reason", skipped)
+	}
+}
