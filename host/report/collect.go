@@ -9,9 +9,9 @@ import (
 // failed and why, without the turn's whole result.
 type Turn struct {
 	Label string
-	// Epoch is the turn's epoch when a task is run several times; 0 until
-	// epochs exist (one turn per task). The writers name a turn by label and
-	// epoch (caseName), so adding epochs adds test cases, not a new layout.
+	// Epoch is the turn's epoch when the candidate ran a task several times;
+	// 0 when it ran each task once. The writers name a turn by label and
+	// epoch (caseName), so epochs add test cases, not a new layout.
 	Epoch       int
 	Status      score.Status
 	TurnScore   *float64
@@ -41,9 +41,16 @@ func NewCollector() *Collector {
 // Add keeps the turns of one verified candidate.
 func (c *Collector) Add(out *verify.Outcome, _ *verify.CandidateReport) {
 	cand := &Candidate{ID: out.Candidate, Turns: make([]Turn, 0, len(out.Results))}
+	epochs := false
+	for _, r := range out.Results {
+		epochs = epochs || r.Epoch > 1
+	}
 	for _, r := range out.Results {
 		t := Turn{Label: r.Label, Status: r.Status, TurnScore: r.TurnScore, LatencyS: r.LatencyS,
 			FailedTags: r.FailureTags, Diagnostics: r.Diagnostics}
+		if epochs {
+			t.Epoch = r.Epoch
+		}
 		for _, ch := range r.Checks {
 			if ch.Score < 1 {
 				t.Failed = append(t.Failed, ch)

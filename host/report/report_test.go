@@ -253,3 +253,23 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s (-want +got):\n%s", path, diff)
 	}
 }
+
+// TestCollectorNamesEpochs (issue 20 item 1): a candidate that ran a task
+// several times gets one testcase per task and epoch; one that ran each
+// task once keeps the bare labels.
+func TestCollectorNamesEpochs(t *testing.T) {
+	t.Parallel()
+	col := NewCollector()
+	col.Add(&verify.Outcome{Candidate: "many", Results: []verify.TurnResult{
+		{Label: "t1", Epoch: 1}, {Label: "t1", Epoch: 2}}}, nil)
+	col.Add(&verify.Outcome{Candidate: "once", Results: []verify.TurnResult{{Label: "t1", Epoch: 1}}}, nil)
+	var got []string
+	for _, id := range []string{"many", "once"} {
+		for _, tr := range col.turns(id) {
+			got = append(got, caseName(tr))
+		}
+	}
+	if diff := cmp.Diff([]string{"t1 [epoch 1]", "t1 [epoch 2]", "t1"}, got); diff != "" {
+		t.Errorf("testcase names (-want +got):\n%s", diff)
+	}
+}
