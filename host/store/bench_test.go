@@ -40,3 +40,78 @@ func BenchmarkInsertTurns(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRecordVerify10k is the store's share of verifying 10,000
+// one-turn answers (e2e BenchmarkVerifyAnswers10k): open a new database
+// (migrations included), store the pack's 10,000 tasks, begin the run, read
+// its recorded turns, and record 40 chunks of 256 turns, each with a trace
+// and a metrics blob per turn. The rows are made before the timer starts.
+func BenchmarkRecordVerify10k(b *testing.B) {
+	const turns, chunk = 10_000, 256
+	tasks := make([]PackTask, turns)
+	for i := range tasks {
+		tasks[i] = PackTask{PackSHA256: "pack", Company: "gen", Label: fmt.Sprintf("t%07d", i), Scorer: "answer_keywords", Weight: 1}
+	}
+	checks := []byte(`[{"name":"answer_keywords","source":"scorer:answer_keywords","score":1,"passed":true,"detail":"found every keyword in the answer: release, pass"},{"name":"finalized","source":"cel","score":1,"passed":true,"detail":""}]`)
+	gz := make([]byte, 151)
+	metrics := make([]byte, 156)
+	for _, be := range backends(b) {
+		b.Run(be.name, func(b *testing.B) {
+			ctx := context.Background()
+			for b.Loop() {
+				b.StopTimer()
+				dsn := be.open(b)
+				b.StartTimer()
+				s, err := Open(ctx, dsn)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.UpsertPackTasks(ctx, tasks); err != nil {
+					b.Fatal(err)
+				}
+				run, err := s.BeginRun(ctx, RunKey{Candidate: "c0000", PackSHA256: "pack", ScorerVersion: "v"}, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.TurnsDone(ctx, run.ID, run.Attempt); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				rows, blobs := benchChunks(run, turns, checks, gz, metrics)
+				b.StartTimer()
+				for c := 0; c*chunk < turns; c++ {
+					lo, hi := c*chunk, min((c+1)*chunk, turns)
+					if err := s.PutBlobs(ctx, blobs[2*lo:2*hi]); err != nil {
+						b.Fatal(err)
+					}
+					if err := s.InsertTurns(ctx, rows[lo:hi]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				s.Close()
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// benchChunks makes n turn rows like verify's for answer turns, and two
+// blobs (a trace and a metrics row) for each.
+func benchChunks(run *Run, n int, checks, gz, metrics []byte) ([]TurnRow, []Blob) {
+	rows := make([]TurnRow, n)
+	blobs := make([]Blob, 0, 2*n)
+	process, kpi, score := 0.75, 1.0, 0.9125
+	for i := range rows {
+		trace, met := fmt.Sprintf("%064x", 2*i), fmt.Sprintf("%064x", 2*i+1)
+		result := fmt.Appendf(nil, `{"candidate":"c0000","label":"t%07d","epoch":1,"persona":"cto","status":"scored","process_score":0.75,"kpi_score":1,"turn_score":0.9125,"finalized":true,"error":false,"latency_s":2,"tool_calls":0,"cost_usd":null,"checks":%s,"failure_tags":[],"scorer":{"id":"answer_keywords","version":"1.0.0","sha256":"d91a63c0ae7b658832fbb9d10dfcdbd868ba1566cef8abb4e94b080ce72a0ea0"}}`, i, checks)
+		rows[i] = TurnRow{RunID: run.ID, Label: fmt.Sprintf("t%07d", i), Epoch: 1, Attempt: run.Attempt, Revision: 1,
+			InputKey: fmt.Sprintf("%064x", i), Status: TurnScored, ProcessScore: &process, KPIScore: &kpi, TurnScore: &score,
+			Checks: checks, FailureTags: []byte(`[]`), ScorerID: "answer_keywords",
+			ScorerSHA256: "d91a63c0ae7b658832fbb9d10dfcdbd868ba1566cef8abb4e94b080ce72a0ea0",
+			Result: result, TraceSHA256: trace, MetricsSHA256: met}
+		blobs = append(blobs, Blob{SHA256: trace, Kind: BlobTrace, Encoding: EncodingGzip, Size: 175, Data: gz},
+			Blob{SHA256: met, Kind: BlobMetrics, Encoding: EncodingIdentity, Size: int64(len(metrics)), Data: metrics})
+	}
+	return rows, blobs
+}
