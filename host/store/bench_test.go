@@ -109,7 +109,7 @@ func benchChunks(run *Run, n int, checks, gz, metrics []byte) ([]TurnRow, []Blob
 			InputKey: fmt.Sprintf("%064x", i), Status: TurnScored, ProcessScore: &process, KPIScore: &kpi, TurnScore: &score,
 			Checks: checks, FailureTags: []byte(`[]`), ScorerID: "answer_keywords",
 			ScorerSHA256: "d91a63c0ae7b658832fbb9d10dfcdbd868ba1566cef8abb4e94b080ce72a0ea0",
-			Result: result, TraceSHA256: trace, MetricsSHA256: met}
+			Result:       result, TraceSHA256: trace, MetricsSHA256: met}
 		blobs = append(blobs, Blob{SHA256: trace, Kind: BlobTrace, Encoding: EncodingGzip, Size: 175, Data: gz},
 			Blob{SHA256: met, Kind: BlobMetrics, Encoding: EncodingIdentity, Size: int64(len(metrics)), Data: metrics})
 	}
