@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"cmp"
 	"compress/gzip"
 	"context"
 	"database/sql"
@@ -36,41 +35,14 @@ type Blob struct {
 	Data     []byte
 }
 
-// blobsPerStatement bounds a multi-row INSERT of blobs.
+// blobsPerStatement bounds the keys of one query reading blobs.
 const blobsPerStatement = 200
 
 // PutBlobs stores blobs in one transaction, many rows per statement; a
 // blob already stored under its sha256 is left as it is, so every distinct
 // content is stored once.
 func (s *Store) PutBlobs(ctx context.Context, blobs []Blob) error {
-	if len(blobs) == 0 {
-		return nil
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store evidence: begin: %w", err)
-	}
-	defer tx.Rollback()
-	now := s.now()
-	for start := 0; start < len(blobs); start += blobsPerStatement {
-		chunk := blobs[start:min(start+blobsPerStatement, len(blobs))]
-		args := make([]any, 0, 6*len(chunk))
-		for _, b := range chunk {
-			if b.SHA256 == "" {
-				return errors.New("store evidence: empty sha256")
-			}
-			args = append(args, b.SHA256, b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data, now)
-		}
-		q := "INSERT INTO company_eval_blobs (sha256, kind, encoding, size, data, created_at) VALUES " +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", len(chunk)), ", ") + " ON CONFLICT (sha256) DO NOTHING"
-		if _, err := tx.ExecContext(ctx, s.Rebind(q), args...); err != nil {
-			return fmt.Errorf("store evidence: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store evidence: commit: %w", err)
-	}
-	return nil
+	return s.RecordTurns(ctx, blobs, nil)
 }
 
 // OpenBlob returns a reader of the uncompressed bytes stored under sha256: a

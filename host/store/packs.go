@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // PackTask is one task of a loaded pack, as stored in company_eval_packs.
@@ -18,13 +19,94 @@ type PackTask struct {
 }
 
 // UpsertPackTasks stores the tasks of a pack in one transaction; a task
-// already stored under (pack sha256, label) is updated. A task whose scorer
-// the database's CHECK does not allow is an error naming the scorer and
-// wrapping ErrScorerNotInEnum.
+// already stored under (pack sha256, label) is updated, and a task given
+// twice is stored as its last. A task whose scorer the database's CHECK
+// does not allow is an error naming the task and the scorer and wrapping
+// ErrScorerNotInEnum; nothing of the call is stored then.
 func (s *Store) UpsertPackTasks(ctx context.Context, tasks []PackTask) error {
 	if len(tasks) == 0 {
 		return nil
 	}
+	tasks, tags, err := uniqueTasks(tasks)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	if s.dialect == Postgres {
+		err = s.pgExec(ctx, pgPackStatements(tasks, tags, now))
+	} else {
+		err = s.sqliteUpsertPackTasks(ctx, tasks, tags, now)
+	}
+	if err != nil && ctx.Err() == nil && !IsUnavailable(err) {
+		// A task was refused (its scorer not in the CHECK, say): store
+		// them one by one, in a transaction that fails at that task and
+		// names it.
+		return s.upsertPackTasksEach(ctx, tasks, tags, now)
+	}
+	return err
+}
+
+// uniqueTasks checks tasks, keeps the last of each (pack sha256, label) in
+// the place of its first, and returns each one's slice tags as JSON.
+func uniqueTasks(tasks []PackTask) ([]PackTask, []string, error) {
+	type key struct{ pack, label string }
+	at := make(map[key]int, len(tasks))
+	out := make([]PackTask, 0, len(tasks))
+	for _, t := range tasks {
+		if t.PackSHA256 == "" || t.Label == "" {
+			return nil, nil, fmt.Errorf("store pack task %q: pack sha256 and label are required", t.Label)
+		}
+		k := key{t.PackSHA256, t.Label}
+		if i, seen := at[k]; seen {
+			out[i] = t
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, t)
+	}
+	tags := make([]string, len(out))
+	for i, t := range out {
+		if len(t.SliceTags) == 0 {
+			tags[i] = emptyJSONArray
+			continue
+		}
+		b, err := json.Marshal(t.SliceTags)
+		if err != nil {
+			return nil, nil, fmt.Errorf("store pack task %q: %w", t.Label, err)
+		}
+		tags[i] = string(b)
+	}
+	return out, tags, nil
+}
+
+// sqliteUpsertPackTasks upserts tasks in one transaction with the prepared
+// multi-row statements.
+func (s *Store) sqliteUpsertPackTasks(ctx context.Context, tasks []PackTask, tags []string, now time.Time) error {
+	if err := s.sq.packs.prepare(ctx, s.db, len(tasks)); err != nil {
+		return wrapf(packTasksWhat, err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return wrapf(packTasksWhat+": begin", err)
+	}
+	defer tx.Rollback()
+	var at any = now
+	err = s.sq.packs.exec(ctx, tx, len(tasks), func(args []any, i int) []any {
+		t := &tasks[i]
+		return append(args, t.PackSHA256, t.Company, t.Label, t.Scorer, t.Weight, tags[i], at)
+	})
+	if err != nil {
+		return wrapf(packTasksWhat, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return wrapf(packTasksWhat+": commit", err)
+	}
+	return nil
+}
+
+// upsertPackTasksEach upserts tasks one statement each, in one
+// transaction, and names the task a statement fails at.
+func (s *Store) upsertPackTasksEach(ctx context.Context, tasks []PackTask, tags []string, now time.Time) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store pack tasks: begin: %w", err)
@@ -39,20 +121,8 @@ func (s *Store) UpsertPackTasks(ctx context.Context, tasks []PackTask) error {
 		return fmt.Errorf("store pack tasks: %w", err)
 	}
 	defer stmt.Close()
-	now := s.now()
-	for _, t := range tasks {
-		if t.PackSHA256 == "" || t.Label == "" {
-			return fmt.Errorf("store pack task %q: pack sha256 and label are required", t.Label)
-		}
-		tags := t.SliceTags
-		if tags == nil {
-			tags = []string{}
-		}
-		tagsJSON, err := json.Marshal(tags)
-		if err != nil {
-			return fmt.Errorf("store pack task %q: %w", t.Label, err)
-		}
-		if _, err := stmt.ExecContext(ctx, t.PackSHA256, t.Company, t.Label, t.Scorer, t.Weight, string(tagsJSON), now); err != nil {
+	for i, t := range tasks {
+		if _, err := stmt.ExecContext(ctx, t.PackSHA256, t.Company, t.Label, t.Scorer, t.Weight, tags[i], now); err != nil {
 			if strings.Contains(err.Error(), ScorerConstraint) {
 				return fmt.Errorf("store pack task %q: scorer %q: %w; add its plugin (assay plugins register BIN) and run assay scorers sync",
 					t.Label, t.Scorer, ErrScorerNotInEnum)

@@ -26,6 +26,18 @@ type Statement struct {
 // transaction: turns already stored are skipped.
 func (s *Store) TurnInserts(turns []TurnRow) ([]Statement, error) {
 	now := s.now()
+	if s.dialect == Postgres {
+		for i := range turns {
+			if err := turns[i].check(); err != nil {
+				return nil, fmt.Errorf("store turns: %w", err)
+			}
+		}
+		var out []Statement
+		for _, st := range pgTurnStatements(turns, now) {
+			out = append(out, Statement{SQL: st.sql, Args: st.args})
+		}
+		return out, nil
+	}
 	var out []Statement
 	for start := 0; start < len(turns); start += turnsPerStatement {
 		n := min(turnsPerStatement, len(turns)-start)

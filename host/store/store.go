@@ -40,6 +40,7 @@ type Store struct {
 	db      *sql.DB
 	dialect Dialect
 	now     func() time.Time
+	sq      *sqliteInserts // SQLite's prepared bulk inserts
 }
 
 // SQLite connection settings: WAL so readers never block the writer, a busy
@@ -115,7 +116,11 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 }
 
 func newStore(db *sql.DB, d Dialect) *Store {
-	return &Store{db: db, dialect: d, now: func() time.Time { return time.Now().UTC() }}
+	s := &Store{db: db, dialect: d, now: func() time.Time { return time.Now().UTC() }}
+	if d == SQLite {
+		s.sq = newSQLiteInserts()
+	}
+	return s
 }
 
 func openPostgres(ctx context.Context, dsn string, o options) (*Store, error) {
@@ -204,7 +209,12 @@ const (
 )
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	if s.sq != nil {
+		s.sq.close()
+	}
+	return s.db.Close()
+}
 
 // DB returns the underlying database, for packages that keep their own tables
 // in it (they write queries with ? placeholders and pass them through Rebind).

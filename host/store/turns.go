@@ -61,19 +61,32 @@ type TurnKey struct {
 // parameter limits.
 const turnsPerStatement = 200
 
-func (t *TurnRow) args(now time.Time) ([]any, error) {
+// check refuses a turn the schema would, before anything is written.
+func (t *TurnRow) check() error {
 	switch t.Status {
 	case TurnScored, TurnUnscored, TurnMissing:
 	default:
-		return nil, fmt.Errorf("turn %q: status %q: want scored, unscored or missing", t.Label, t.Status)
+		return fmt.Errorf("turn %q: status %q: want scored, unscored or missing", t.Label, t.Status)
 	}
 	if t.RunID == 0 || t.Label == "" || t.Attempt < 1 || t.Revision < 0 || t.Epoch < 0 {
-		return nil, fmt.Errorf("turn %q: run id, label, attempt >= 1, revision >= 0 and epoch >= 0 are required", t.Label)
+		return fmt.Errorf("turn %q: run id, label, attempt >= 1, revision >= 0 and epoch >= 0 are required", t.Label)
 	}
-	return []any{t.RunID, t.Label, t.Attempt, t.Status, nullFloat(t.ProcessScore), nullFloat(t.KPIScore), nullFloat(t.TurnScore),
+	return nil
+}
+
+func (t *TurnRow) args(now time.Time) ([]any, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	return t.appendArgs(make([]any, 0, turnColumnCount), now), nil
+}
+
+// appendArgs appends the values of turnColumns of a checked turn.
+func (t *TurnRow) appendArgs(args []any, now any) []any {
+	return append(args, t.RunID, t.Label, t.Attempt, t.Status, nullFloat(t.ProcessScore), nullFloat(t.KPIScore), nullFloat(t.TurnScore),
 		jsonText(t.Checks, "[]"), jsonText(t.FailureTags, "[]"), t.ScorerID, t.ScorerSHA256,
 		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now, max(t.Revision, 1), t.InputKey, max(t.Epoch, 1),
-		t.TraceSHA256, t.MetricsSHA256}, nil
+		t.TraceSHA256, t.MetricsSHA256)
 }
 
 func nullFloat(f *float64) any {
@@ -125,27 +138,7 @@ func (s *Store) InsertTurnOnce(ctx context.Context, t TurnRow) (bool, error) {
 // InsertTurns stores turns in one transaction, many rows per statement;
 // turns already stored are skipped.
 func (s *Store) InsertTurns(ctx context.Context, turns []TurnRow) error {
-	if len(turns) == 0 {
-		return nil
-	}
-	stmts, err := s.TurnInserts(turns)
-	if err != nil {
-		return err
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store turns: begin: %w", err)
-	}
-	defer tx.Rollback()
-	for _, st := range stmts {
-		if _, err := tx.ExecContext(ctx, st.SQL, st.Args...); err != nil {
-			return fmt.Errorf("store turns: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store turns: commit: %w", err)
-	}
-	return nil
+	return s.RecordTurns(ctx, nil, turns)
 }
 
 func (s *Store) insertTurnsSQL(rows int) string {

@@ -481,10 +481,9 @@ func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) er
 	if v.run == nil {
 		return nil
 	}
-	if err := e.cfg.Store.PutBlobs(ctx, blobs); err != nil {
-		return fmt.Errorf("recording evidence of %s: %w", v.candidate, err)
-	}
-	if err := e.cfg.Store.InsertTurns(ctx, rows); err != nil {
+	// One transaction: the chunk's evidence and turns are recorded together
+	// or not at all.
+	if err := e.cfg.Store.RecordTurns(ctx, blobs, rows); err != nil {
 		return fmt.Errorf("recording turns of %s: %w", v.candidate, err)
 	}
 	return nil

@@ -1,0 +1,246 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// Postgres bulk writes (docs/storage.md, "Recording"). Each statement
+// inserts rows from one array per column (unnest), so its text is the same
+// whatever the number of rows: it is parsed and planned once per
+// connection, the values travel in binary, and no SQL is built per row.
+// A chunk's statements are sent as one pipelined batch, which Postgres runs
+// as one implicit transaction: one round trip a chunk. A chunk larger than
+// pgBatchBytes is sent in several batches inside an explicit transaction,
+// so memory stays bounded by the batch rather than the chunk.
+
+// pgInsertTurns inserts turns from arrays; $20 is created_at.
+const pgInsertTurns = `INSERT INTO company_eval_turns (` + turnColumns + `)
+	SELECT run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
+		scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, $20, revision, input_key, epoch,
+		trace_sha256, metrics_sha256
+	FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::float8[], $6::float8[], $7::float8[],
+		$8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::int[],
+		$16::text[], $17::int[], $18::text[], $19::text[])
+		AS u(run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
+		scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, revision, input_key, epoch,
+		trace_sha256, metrics_sha256)
+	ON CONFLICT (run_id, label, epoch, attempt, revision) DO NOTHING`
+
+// pgInsertBlobs inserts blobs from arrays; $6 is created_at.
+const pgInsertBlobs = `INSERT INTO company_eval_blobs (sha256, kind, encoding, size, data, created_at)
+	SELECT sha256, kind, encoding, size, data, $6
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bytea[]) AS u(sha256, kind, encoding, size, data)
+	ON CONFLICT (sha256) DO NOTHING`
+
+// pgUpsertPackTasks inserts or updates pack tasks from arrays; $7 is
+// created_at. The rows must not repeat a (pack sha256, label).
+const pgUpsertPackTasks = `INSERT INTO company_eval_packs (pack_sha256, company, label, scorer, weight, slice_tags, created_at)
+	SELECT pack_sha256, company, label, scorer, weight, slice_tags, $7
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::text[])
+		AS u(pack_sha256, company, label, scorer, weight, slice_tags)
+	ON CONFLICT (pack_sha256, label) DO UPDATE SET
+		company = excluded.company, scorer = excluded.scorer,
+		weight = excluded.weight, slice_tags = excluded.slice_tags`
+
+// pgBatchBytes bounds the bytes of values one pipelined batch carries, and
+// pgStatementRows the rows of one statement.
+const (
+	pgBatchBytes    = 8 << 20
+	pgStatementRows = 4096
+	pgRowOverhead   = 64 // bytes counted per row for its fixed-size values
+	emptyJSONArray  = "[]"
+	emptyJSONObject = "{}"
+	turnsWhat       = "store turns"
+	evidenceWhat    = "store evidence"
+	packTasksWhat   = "store pack tasks"
+)
+
+// pgStatement is one statement of a batch and what its failure is reported
+// as.
+type pgStatement struct {
+	what  string
+	sql   string
+	args  []any
+	bytes int
+}
+
+// pgTurnStatements splits turns into unnest inserts of at most
+// pgStatementRows rows and about pgBatchBytes bytes each. The turns are
+// valid (TurnRow.check).
+func pgTurnStatements(turns []TurnRow, now time.Time) []pgStatement {
+	var out []pgStatement
+	for start := 0; start < len(turns); {
+		n, size := 0, 0
+		for start+n < len(turns) && n < pgStatementRows && (n == 0 || size < pgBatchBytes) {
+			size += turns[start+n].size()
+			n++
+		}
+		out = append(out, pgStatement{what: turnsWhat, sql: pgInsertTurns, args: pgTurnArgs(turns[start:start+n], now), bytes: size})
+		start += n
+	}
+	return out
+}
+
+// size is about how many bytes a turn's values take.
+func (t *TurnRow) size() int {
+	return pgRowOverhead + len(t.Label) + len(t.Status) + len(t.Checks) + len(t.FailureTags) + len(t.ScorerID) +
+		len(t.ScorerSHA256) + len(t.StateBeforeSHA256) + len(t.StateAfterSHA256) + len(t.Result) + len(t.InputKey) +
+		len(t.TraceSHA256) + len(t.MetricsSHA256)
+}
+
+// pgTurnArgs are the column arrays of pgInsertTurns.
+func pgTurnArgs(turns []TurnRow, now time.Time) []any {
+	n := len(turns)
+	var (
+		runID                              = make([]int64, n)
+		attempt, revision, epoch           = make([]int32, n), make([]int32, n), make([]int32, n)
+		process, kpi, score                = make([]*float64, n), make([]*float64, n), make([]*float64, n)
+		label, status, scorerID, scorerSHA = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		before, after, inputKey            = make([]string, n), make([]string, n), make([]string, n)
+		trace, metrics                     = make([]string, n), make([]string, n)
+		checks, tags, result               = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+	)
+	for i := range turns {
+		t := &turns[i]
+		runID[i], label[i], attempt[i], status[i] = t.RunID, t.Label, int32(t.Attempt), t.Status
+		process[i], kpi[i], score[i] = t.ProcessScore, t.KPIScore, t.TurnScore
+		checks[i], tags[i] = jsonBytes(t.Checks, emptyJSONArray), jsonBytes(t.FailureTags, emptyJSONArray)
+		scorerID[i], scorerSHA[i], before[i], after[i] = t.ScorerID, t.ScorerSHA256, t.StateBeforeSHA256, t.StateAfterSHA256
+		result[i], revision[i], inputKey[i], epoch[i] = jsonBytes(t.Result, emptyJSONObject), int32(max(t.Revision, 1)), t.InputKey, int32(max(t.Epoch, 1))
+		trace[i], metrics[i] = t.TraceSHA256, t.MetricsSHA256
+	}
+	return []any{runID, label, attempt, status, process, kpi, score, checks, tags, scorerID, scorerSHA,
+		before, after, result, revision, inputKey, epoch, trace, metrics, now}
+}
+
+var (
+	emptyArrayBytes  = []byte(emptyJSONArray)
+	emptyObjectBytes = []byte(emptyJSONObject)
+)
+
+// jsonBytes is b, or the column's default when b is empty.
+func jsonBytes(b []byte, empty string) []byte {
+	if len(b) > 0 {
+		return b
+	}
+	if empty == emptyJSONArray {
+		return emptyArrayBytes
+	}
+	return emptyObjectBytes
+}
+
+// pgBlobStatements splits blobs into unnest inserts of at most
+// pgStatementRows rows and about pgBatchBytes bytes each.
+func pgBlobStatements(blobs []Blob, now time.Time) []pgStatement {
+	var out []pgStatement
+	for start := 0; start < len(blobs); {
+		n, size := 0, 0
+		for start+n < len(blobs) && n < pgStatementRows && (n == 0 || size < pgBatchBytes) {
+			size += pgRowOverhead + len(blobs[start+n].Data)
+			n++
+		}
+		chunk := blobs[start : start+n]
+		sha, kind, enc, sizes, data := make([]string, n), make([]string, n), make([]string, n), make([]int64, n), make([][]byte, n)
+		for i, b := range chunk {
+			sha[i], kind[i], enc[i], sizes[i], data[i] = b.SHA256, b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data
+		}
+		out = append(out, pgStatement{what: evidenceWhat, sql: pgInsertBlobs, args: []any{sha, kind, enc, sizes, data, now}, bytes: size})
+		start += n
+	}
+	return out
+}
+
+// pgPackStatements splits tasks (no (pack, label) twice) into unnest
+// upserts of at most pgStatementRows rows.
+func pgPackStatements(tasks []PackTask, tags []string, now time.Time) []pgStatement {
+	var out []pgStatement
+	for start := 0; start < len(tasks); start += pgStatementRows {
+		chunk := tasks[start:min(start+pgStatementRows, len(tasks))]
+		n := len(chunk)
+		pack, company, label, scorer, weight := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]float64, n)
+		for i, t := range chunk {
+			pack[i], company[i], label[i], scorer[i], weight[i] = t.PackSHA256, t.Company, t.Label, t.Scorer, t.Weight
+		}
+		out = append(out, pgStatement{what: packTasksWhat, sql: pgUpsertPackTasks,
+			args: []any{pack, company, label, scorer, weight, tags[start : start+n], now}, bytes: n * pgRowOverhead})
+	}
+	return out
+}
+
+// pgExec runs stmts as one transaction: one pipelined batch when they fit
+// in pgBatchBytes, else batches of about that size inside an explicit
+// transaction.
+func (s *Store) pgExec(ctx context.Context, stmts []pgStatement) error {
+	if len(stmts) == 0 {
+		return nil
+	}
+	total := 0
+	for _, st := range stmts {
+		total += st.bytes
+	}
+	return s.withPgx(ctx, func(c *pgx.Conn) error {
+		if total <= pgBatchBytes {
+			return sendBatch(ctx, c, stmts)
+		}
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			for start := 0; start < len(stmts); {
+				n, size := 0, 0
+				for start+n < len(stmts) && (n == 0 || size+stmts[start+n].bytes <= pgBatchBytes) {
+					size += stmts[start+n].bytes
+					n++
+				}
+				if err := sendBatch(ctx, tx, stmts[start:start+n]); err != nil {
+					return err
+				}
+				start += n
+			}
+			return nil
+		})
+	})
+}
+
+type batchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// sendBatch sends stmts in one round trip and reads every result; the
+// first error is reported as its statement's.
+func sendBatch(ctx context.Context, c batchSender, stmts []pgStatement) error {
+	var b pgx.Batch
+	for _, st := range stmts {
+		b.Queue(st.sql, st.args...)
+	}
+	res := c.SendBatch(ctx, &b)
+	for _, st := range stmts {
+		if _, err := res.Exec(); err != nil {
+			res.Close()
+			return fmt.Errorf("%s: %w", st.what, err)
+		}
+	}
+	if err := res.Close(); err != nil {
+		return fmt.Errorf("%s: %w", stmts[len(stmts)-1].what, err)
+	}
+	return nil
+}
+
+// withPgx runs f on a pgx connection of the store's pool.
+func (s *Store) withPgx(ctx context.Context, f func(*pgx.Conn) error) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("postgres connection is a %T, not pgx", dc)
+		}
+		return f(c.Conn())
+	})
+}

@@ -1,0 +1,173 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"strings"
+	"sync"
+)
+
+// SQLite bulk writes (docs/storage.md, "Recording"): multi-row INSERTs of
+// sqliteStatementRows rows, and of 16, 8, 4, 2 and 1 rows for what is left,
+// each prepared once per connection and reused by every later transaction,
+// so no SQL is built or parsed per chunk.
+
+// sqliteStatementRows is how many rows one SQLite INSERT writes at most.
+const sqliteStatementRows = 32
+
+// sqliteInsert is one table's multi-row INSERT for SQLite, prepared once
+// per number of rows.
+type sqliteInsert struct {
+	head, row, tail string // INSERT INTO t (cols) VALUES | (?, ...) | ON CONFLICT ...
+
+	mu    sync.Mutex
+	stmts map[int]*sql.Stmt
+}
+
+func newSQLiteInsert(table, cols string, n int, tail string) *sqliteInsert {
+	return &sqliteInsert{
+		head:  "INSERT INTO " + table + " (" + cols + ") VALUES ",
+		row:   "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")",
+		tail:  " " + tail,
+		stmts: map[int]*sql.Stmt{},
+	}
+}
+
+// sizes are the row counts of the statements that insert n rows: as many
+// of sqliteStatementRows as fit, then halves.
+func sizes(n int, f func(rows int) error) error {
+	for n > 0 {
+		rows := sqliteStatementRows
+		for rows > n {
+			rows /= 2
+		}
+		if err := f(rows); err != nil {
+			return err
+		}
+		n -= rows
+	}
+	return nil
+}
+
+// prepare prepares, on db, the statements that insert n rows. It runs
+// outside the transaction: preparing on db takes a connection of its own,
+// which inside a transaction could wait for the transaction's.
+func (q *sqliteInsert) prepare(ctx context.Context, db *sql.DB, n int) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return sizes(n, func(rows int) error {
+		if _, ok := q.stmts[rows]; ok {
+			return nil
+		}
+		var b strings.Builder
+		b.WriteString(q.head)
+		for i := range rows {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(q.row)
+		}
+		b.WriteString(q.tail)
+		st, err := db.PrepareContext(ctx, b.String())
+		if err != nil {
+			return err
+		}
+		q.stmts[rows] = st
+		return nil
+	})
+}
+
+// exec inserts n rows in tx with the statements prepare made; fill appends
+// row i's values to args.
+func (q *sqliteInsert) exec(ctx context.Context, tx *sql.Tx, n int, fill func(args []any, i int) []any) error {
+	var args []any
+	var inTx [sqliteStatementRows + 1]*sql.Stmt
+	i := 0
+	return sizes(n, func(rows int) error {
+		if inTx[rows] == nil {
+			q.mu.Lock()
+			st := q.stmts[rows]
+			q.mu.Unlock()
+			inTx[rows] = tx.StmtContext(ctx, st)
+		}
+		args = args[:0]
+		for j := i; j < i+rows; j++ {
+			args = fill(args, j)
+		}
+		i += rows
+		_, err := inTx[rows].ExecContext(ctx, args...)
+		return err
+	})
+}
+
+func (q *sqliteInsert) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, st := range q.stmts {
+		st.Close()
+	}
+	clear(q.stmts)
+}
+
+// sqliteInserts are the store's SQLite bulk inserts.
+type sqliteInserts struct {
+	turns, blobs, packs *sqliteInsert
+}
+
+func newSQLiteInserts() *sqliteInserts {
+	return &sqliteInserts{
+		turns: newSQLiteInsert("company_eval_turns", turnColumns, turnColumnCount,
+			"ON CONFLICT (run_id, label, epoch, attempt, revision) DO NOTHING"),
+		blobs: newSQLiteInsert("company_eval_blobs", "sha256, kind, encoding, size, data, created_at", 6,
+			"ON CONFLICT (sha256) DO NOTHING"),
+		packs: newSQLiteInsert("company_eval_packs", "pack_sha256, company, label, scorer, weight, slice_tags, created_at", 7,
+			`ON CONFLICT (pack_sha256, label) DO UPDATE SET
+			company = excluded.company, scorer = excluded.scorer,
+			weight = excluded.weight, slice_tags = excluded.slice_tags`),
+	}
+}
+
+func (q *sqliteInserts) close() {
+	q.turns.close()
+	q.blobs.close()
+	q.packs.close()
+}
+
+// sqliteRecord runs RecordTurns on SQLite: one transaction, the blobs
+// first. The turns are valid (TurnRow.check).
+func (s *Store) sqliteRecord(ctx context.Context, blobs []Blob, turns []TurnRow) error {
+	what := turnsWhat
+	if len(turns) == 0 {
+		what = evidenceWhat
+	}
+	if err := s.sq.blobs.prepare(ctx, s.db, len(blobs)); err != nil {
+		return wrapf(evidenceWhat, err)
+	}
+	if err := s.sq.turns.prepare(ctx, s.db, len(turns)); err != nil {
+		return wrapf(turnsWhat, err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return wrapf(what+": begin", err)
+	}
+	defer tx.Rollback()
+	var now any = s.now()
+	err = s.sq.blobs.exec(ctx, tx, len(blobs), func(args []any, i int) []any {
+		b := &blobs[i]
+		return append(args, b.SHA256, b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data, now)
+	})
+	if err != nil {
+		return wrapf(evidenceWhat, err)
+	}
+	err = s.sq.turns.exec(ctx, tx, len(turns), func(args []any, i int) []any {
+		return turns[i].appendArgs(args, now)
+	})
+	if err != nil {
+		return wrapf(turnsWhat, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return wrapf(what+": commit", err)
+	}
+	return nil
+}
