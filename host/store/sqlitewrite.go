@@ -14,7 +14,7 @@ import (
 // so no SQL is built or parsed per chunk.
 
 // sqliteStatementRows is how many rows one SQLite INSERT writes at most.
-const sqliteStatementRows = 32
+const sqliteStatementRows = 64
 
 // sqliteInsert is one table's multi-row INSERT for SQLite, prepared once
 // per number of rows.

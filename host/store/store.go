@@ -263,6 +263,7 @@ func sqliteDSN(path string, busyTimeout time.Duration) string {
 		"_pragma=busy_timeout(" + strconv.FormatInt(busyTimeout.Milliseconds(), 10) + ")",
 		"_pragma=foreign_keys(1)",
 		"_pragma=synchronous(NORMAL)",
+		"_pragma=temp_store(MEMORY)",
 		"_txlock=immediate",
 	}
 	if !isSQLiteMemory(path) {
