@@ -19,14 +19,16 @@ import (
 // pgBatchBytes is sent in several batches inside an explicit transaction,
 // so memory stays bounded by the batch rather than the chunk.
 
-// pgInsertTurns inserts turns from arrays; $20 is created_at.
+// pgInsertTurns inserts turns from arrays; $20 is created_at. Integers
+// travel as bigint, so one out of the column's range is an error, as it
+// was row by row.
 const pgInsertTurns = `INSERT INTO company_eval_turns (` + turnColumns + `)
 	SELECT run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
 		scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, $20, revision, input_key, epoch,
 		trace_sha256, metrics_sha256
-	FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::float8[], $6::float8[], $7::float8[],
-		$8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::int[],
-		$16::text[], $17::int[], $18::text[], $19::text[])
+	FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::float8[], $6::float8[], $7::float8[],
+		$8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[],
+		$16::text[], $17::bigint[], $18::text[], $19::text[])
 		AS u(run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
 		scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, revision, input_key, epoch,
 		trace_sha256, metrics_sha256)
@@ -49,16 +51,25 @@ const pgUpsertPackTasks = `INSERT INTO company_eval_packs (pack_sha256, company,
 		weight = excluded.weight, slice_tags = excluded.slice_tags`
 
 // pgBatchBytes bounds the bytes of values one pipelined batch carries, and
-// pgStatementRows the rows of one statement.
+// pgStatementRows the rows of one statement; pgRowOverhead is what a row's
+// fixed-size values count for.
 const (
 	pgBatchBytes    = 8 << 20
-	pgStatementRows = 4096
-	pgRowOverhead   = 64 // bytes counted per row for its fixed-size values
+	pgStatementRows = 1000
+	pgRowOverhead   = 64
+)
+
+// What a failed write reports as, as before bulk writes.
+const (
+	turnsWhat     = "store turns"
+	evidenceWhat  = "store evidence"
+	packTasksWhat = "store pack tasks"
+)
+
+// The defaults of the JSON text columns.
+const (
 	emptyJSONArray  = "[]"
 	emptyJSONObject = "{}"
-	turnsWhat       = "store turns"
-	evidenceWhat    = "store evidence"
-	packTasksWhat   = "store pack tasks"
 )
 
 // pgStatement is one statement of a batch and what its failure is reported
@@ -99,7 +110,7 @@ func pgTurnArgs(turns []TurnRow, now time.Time) []any {
 	n := len(turns)
 	var (
 		runID                              = make([]int64, n)
-		attempt, revision, epoch           = make([]int32, n), make([]int32, n), make([]int32, n)
+		attempt, revision, epoch           = make([]int64, n), make([]int64, n), make([]int64, n)
 		process, kpi, score                = make([]*float64, n), make([]*float64, n), make([]*float64, n)
 		label, status, scorerID, scorerSHA = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		before, after, inputKey            = make([]string, n), make([]string, n), make([]string, n)
@@ -108,11 +119,11 @@ func pgTurnArgs(turns []TurnRow, now time.Time) []any {
 	)
 	for i := range turns {
 		t := &turns[i]
-		runID[i], label[i], attempt[i], status[i] = t.RunID, t.Label, int32(t.Attempt), t.Status
+		runID[i], label[i], attempt[i], status[i] = t.RunID, t.Label, int64(t.Attempt), t.Status
 		process[i], kpi[i], score[i] = t.ProcessScore, t.KPIScore, t.TurnScore
 		checks[i], tags[i] = jsonBytes(t.Checks, emptyJSONArray), jsonBytes(t.FailureTags, emptyJSONArray)
 		scorerID[i], scorerSHA[i], before[i], after[i] = t.ScorerID, t.ScorerSHA256, t.StateBeforeSHA256, t.StateAfterSHA256
-		result[i], revision[i], inputKey[i], epoch[i] = jsonBytes(t.Result, emptyJSONObject), int32(max(t.Revision, 1)), t.InputKey, int32(max(t.Epoch, 1))
+		result[i], revision[i], inputKey[i], epoch[i] = jsonBytes(t.Result, emptyJSONObject), int64(max(t.Revision, 1)), t.InputKey, int64(max(t.Epoch, 1))
 		trace[i], metrics[i] = t.TraceSHA256, t.MetricsSHA256
 	}
 	return []any{runID, label, attempt, status, process, kpi, score, checks, tags, scorerID, scorerSHA,

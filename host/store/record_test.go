@@ -23,7 +23,7 @@ func rawBlob(kind string, data []byte) Blob {
 	return Blob{SHA256: hex.EncodeToString(sum[:]), Kind: kind, Encoding: EncodingIdentity, Size: int64(len(data)), Data: data}
 }
 
-// recordTurns returns n turns of run with the values verify records, the
+// recordChunk returns n turns of run with the values verify records, the
 // scores and the JSON varying with i, and their trace and metrics blobs.
 func recordChunk(run *Run, from, n int) ([]TurnRow, []Blob) {
 	var turns []TurnRow
@@ -74,8 +74,8 @@ func turnKeys(turns []TurnRow) map[string]TurnRow {
 
 // TestRecordTurns: a chunk of turns and their evidence reads back exactly:
 // NULL scores, unicode, empty JSON (stored as its default), epoch and
-// revision 0 (stored as 1), a multi-megabyte blob, identity and gzip
-// encodings, and more rows than one statement holds.
+// revision 0 (stored as 1), multi-megabyte blobs, identity and gzip
+// encodings, and more rows and bytes than one statement holds.
 func TestRecordTurns(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
@@ -94,9 +94,12 @@ func TestRecordTurns(t *testing.T) {
 					ScorerID: "tool_sequence", StateBeforeSHA256: "before", StateAfterSHA256: "after", Result: []byte(`{"emoji":"🦀"}`)},
 			}
 			turns = append(odd, turns...)
-			big := make([]byte, 5<<20)
-			rand.Read(big)
-			blobs = append(blobs, rawBlob(BlobSnapshot, big), gzipBlob(t, BlobTrace, bytes.Repeat([]byte("trace line ✓\n"), 1000)))
+			for range 2 { // 10 MB in all: more than one Postgres batch carries
+				big := make([]byte, 5<<20)
+				rand.Read(big)
+				blobs = append(blobs, rawBlob(BlobSnapshot, big))
+			}
+			blobs = append(blobs, gzipBlob(t, BlobTrace, bytes.Repeat([]byte("trace line ✓\n"), 1000)))
 			if err := s.RecordTurns(ctx, blobs, turns); err != nil {
 				t.Fatalf("RecordTurns() = %v", err)
 			}
