@@ -4,12 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // migrationFS holds the versioned migrations, one directory per dialect. A
@@ -84,19 +86,33 @@ func (s *Store) migrate(ctx context.Context, scorerEnum []string) error {
 	if applied, err := s.appliedVersions(ctx, s.db); err == nil && coversAll(applied, ms) {
 		return nil
 	}
+	return s.applyMigrations(ctx, ms, enum)
+}
+
+// applyMigrations applies ms the database has not recorded. On Postgres
+// they go in one round trip; if that fails, they are applied again one by
+// one in a new transaction, to say which failed.
+func (s *Store) applyMigrations(ctx context.Context, ms []migration, enum []string) error {
+	err := s.migrateTx(ctx, ms, enum, s.dialect == Postgres)
+	if errors.Is(err, errScript) && ctx.Err() == nil {
+		err = s.migrateTx(ctx, ms, enum, false)
+	}
+	return err
+}
+
+// errScript: the migration script failed (migrateTx with script).
+var errScript = errors.New("migration script failed")
+
+// migrateTx applies the migrations the database has not recorded, in one
+// transaction holding the write lock: as one script (migrationScript) or
+// one statement each.
+func (s *Store) migrateTx(ctx context.Context, ms []migration, enum []string, script bool) error {
 	tx, err := s.beginLocked(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	defer tx.Rollback()
-	createTable := `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER PRIMARY KEY,
-		name       TEXT NOT NULL,
-		applied_at TIMESTAMP NOT NULL)`
-	if s.dialect == Postgres {
-		createTable = strings.Replace(createTable, "TIMESTAMP", "TIMESTAMPTZ", 1)
-	}
-	if _, err := tx.ExecContext(ctx, createTable); err != nil {
+	if _, err := tx.ExecContext(ctx, s.schemaMigrationsSQL()); err != nil {
 		return fmt.Errorf("migrate: create schema_migrations: %w", err)
 	}
 	applied, err := s.appliedVersions(ctx, tx)
@@ -104,17 +120,18 @@ func (s *Store) migrate(ctx context.Context, scorerEnum []string) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	created := len(applied) == 0
+	var pending []migration
 	for _, m := range ms {
-		if applied[m.version] {
-			continue
+		if !applied[m.version] {
+			pending = append(pending, m)
 		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("migrate: apply %s: %w", m.name, err)
+	}
+	if script && len(pending) > 1 {
+		if _, err := tx.ExecContext(ctx, s.migrationScript(pending)); err != nil {
+			return fmt.Errorf("%w: %w", errScript, err)
 		}
-		if _, err := tx.ExecContext(ctx, s.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
-			m.version, m.name, s.now()); err != nil {
-			return fmt.Errorf("migrate: record %s: %w", m.name, err)
-		}
+	} else if err := s.applyEach(ctx, tx, pending); err != nil {
+		return err
 	}
 	if created && enum != nil {
 		if err := s.writeScorerEnum(ctx, tx, enum); err != nil {
@@ -128,6 +145,52 @@ func (s *Store) migrate(ctx context.Context, scorerEnum []string) error {
 	return nil
 }
 
+// applyEach applies and records each migration, one statement each.
+func (s *Store) applyEach(ctx context.Context, tx *sql.Tx, pending []migration) error {
+	for _, m := range pending {
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("migrate: apply %s: %w", m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+			m.version, m.name, s.now()); err != nil {
+			return fmt.Errorf("migrate: record %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+// migrationScript is the pending migrations and the rows recording them
+// as one Postgres script, sent in one round trip (a script takes no
+// parameters, so the values are literals: numbers, file names and a
+// timestamp).
+func (s *Store) migrationScript(pending []migration) string {
+	var b strings.Builder
+	at := s.now().Format(time.RFC3339Nano)
+	for _, m := range pending {
+		b.WriteString(m.sql)
+		fmt.Fprintf(&b, "\n;\nINSERT INTO schema_migrations (version, name, applied_at) VALUES (%d, %s, '%s');\n",
+			m.version, quoteLiteral(m.name), at)
+	}
+	return b.String()
+}
+
+// quoteLiteral is s as a SQL string literal.
+func quoteLiteral(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// schemaMigrationsSQL creates schema_migrations if it is missing.
+func (s *Store) schemaMigrationsSQL() string {
+	q := `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at TIMESTAMP NOT NULL)`
+	if s.dialect == Postgres {
+		q = strings.Replace(q, "TIMESTAMP", "TIMESTAMPTZ", 1)
+	}
+	return q
+}
+
 // beginLocked begins a transaction that holds the schema write lock until it
 // ends: on SQLite every transaction is BEGIN IMMEDIATE (see sqliteDSN), on
 // Postgres it takes the advisory lock migrateLockID, which migrations and
@@ -138,7 +201,8 @@ func (s *Store) beginLocked(ctx context.Context) (*sql.Tx, error) {
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	if s.dialect == Postgres {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLockID)); err != nil {
+		// A literal key: a statement without parameters is one round trip.
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock("+strconv.FormatInt(migrateLockID, 10)+")"); err != nil {
 			tx.Rollback()
 			return nil, fmt.Errorf("lock: %w", err)
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -639,5 +640,42 @@ func migrateOnlyTo(ctx context.Context, t *testing.T, s *Store, last int) {
 			m.version, m.name, s.now()); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestMigrationFailureNamesTheFile: a migration that fails (on Postgres,
+// where they are sent as one script, found by applying them again one by
+// one) is named in the error, and nothing of any migration is kept.
+func TestMigrationFailureNamesTheFile(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, err := sql.Open(map[string]string{"sqlite": "sqlite", "postgres": "pgx"}[b.name], b.open(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			d := map[string]Dialect{"sqlite": SQLite, "postgres": Postgres}[b.name]
+			s := newStore(db, d)
+			ms, err := migrations(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := migration{version: 999, name: "999_bad.sql", sql: "CREATE TABLE ok_so_far (x INTEGER);\nSELECT * FROM no_such_table"}
+			err = s.applyMigrations(ctx, append(ms, bad), nil)
+			if err == nil || !strings.HasPrefix(err.Error(), "migrate: apply 999_bad.sql: ") {
+				t.Fatalf("applyMigrations(a bad migration) = %v, want migrate: apply 999_bad.sql: ...", err)
+			}
+			if got, err := s.Migrations(ctx); err == nil || len(got) != 0 {
+				t.Errorf("Migrations() after a failed migration = %v, %v; want no schema_migrations table", got, err)
+			}
+			if err := s.applyMigrations(ctx, ms, nil); err != nil {
+				t.Fatalf("applyMigrations(the real ones) = %v", err)
+			}
+			got, err := s.Migrations(ctx)
+			if err != nil || len(got) != len(ms) {
+				t.Errorf("Migrations() = %v, %v; want the %d versions", got, err, len(ms))
+			}
+		})
 	}
 }
