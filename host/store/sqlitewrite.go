@@ -9,9 +9,9 @@ import (
 )
 
 // SQLite bulk writes (docs/storage.md, "Recording"): multi-row INSERTs of
-// sqliteStatementRows rows, and of 16, 8, 4, 2 and 1 rows for what is left,
-// each prepared once per connection and reused by every later transaction,
-// so no SQL is built or parsed per chunk.
+// sqliteStatementRows rows, and of half, a quarter ... one row for what is
+// left, each prepared once per connection and reused by every later
+// transaction, so no SQL is built or parsed per chunk.
 
 // sqliteStatementRows is how many rows one SQLite INSERT writes at most.
 const sqliteStatementRows = 64
