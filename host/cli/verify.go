@@ -97,12 +97,7 @@ func (a *app) verify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// A verification allocates fast (each trace is parsed and dropped)
-		// while its live heap stays small: a soft limit keeps the resident
-		// set bounded on long runs at little cost. GOMEMLIMIT overrides it.
-		debug.SetMemoryLimit(verifyMemoryLimit)
-	}
+	setVerifyMemoryLimit()
 	runs, turnsFile, otlpFile := c.StringSlice("run"), c.String("turns"), c.String("otlp")
 	if err := checkVerifyInputs(c, runs, turnsFile, otlpFile); err != nil {
 		return err
@@ -122,7 +117,7 @@ func (a *app) verify(c *cli.Context) error {
 		return err
 	}
 	defer s.close()
-	col := report.NewCollector()
+	col := ciCollector(c)
 	prog := newProgress(a.stderr, "verify")
 	defer prog.done()
 	start := func(ctx context.Context) error {
@@ -157,7 +152,9 @@ func (a *app) verify(c *cli.Context) error {
 		Govern:            governance.AfterVerify(s.rt.store, s.pack),
 		OnCandidate: func(out *verify.Outcome, cr *verify.CandidateReport) {
 			prog.done()
-			col.Add(out, cr)
+			if col != nil {
+				col.Add(out, cr)
+			}
 			if format == "text" {
 				printCandidate(a.stdout, out, cr)
 			}
@@ -170,6 +167,25 @@ func (a *app) verify(c *cli.Context) error {
 		return err
 	}
 	return a.printReport(rep, format)
+}
+
+// setVerifyMemoryLimit sets verify's soft memory limit unless GOMEMLIMIT
+// does: a verification allocates fast (each trace is parsed and dropped)
+// while its live heap stays small, so the limit keeps the resident set
+// bounded on long runs at little cost.
+func setVerifyMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(verifyMemoryLimit)
+	}
+}
+
+// ciCollector keeps each turn's failed checks for --junit and --markdown;
+// nil without them, so a run keeps nothing per turn (docs/performance.md).
+func ciCollector(c *cli.Context) *report.Collector {
+	if c.String("junit") == "" && c.String("markdown") == "" {
+		return nil
+	}
+	return report.NewCollector()
 }
 
 // checkVerifyInputs checks that verify was given one kind of input.

@@ -267,9 +267,13 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	}
 	out := v.out
 
+	specs, err := in.specs() // a turns file's candidate: decoded for this pass only
+	if err != nil {
+		return nil, err
+	}
 	var todo []*TurnSpec
-	for i := range in.Turns {
-		ts := &in.Turns[i]
+	for i := range specs {
+		ts := &specs[i]
 		if _, ok := e.tasks[ts.Label]; !ok {
 			out.Diagnostics = append(out.Diagnostics, diag.Warnf(ts.Pos, "run.unknown_label",
 				"candidate %s: turn %q is not a task of pack %s; ignored%s", in.Candidate, ts.Label, e.cfg.Pack.Name(), e.didYouMean(ts.Label)))

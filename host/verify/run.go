@@ -220,7 +220,9 @@ func (r *runner) readInputs() ([]*Input, error) {
 		var ds diag.List
 		var err error
 		if r.req.TurnsFile != "" {
-			ins, ds, err = ReadTurnsFile(file, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths))
+			// Indexed, not read: each candidate's turns are decoded when it is
+			// verified, so memory does not grow with the turns.
+			ins, ds, err = indexTurnsFile(file, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths))
 		} else {
 			ins, ds, err = ReadOTLPFile(file, OTLPOptions{Candidate: r.req.Candidate, LabelAttr: r.req.OTLPLabelAttr})
 		}
@@ -299,6 +301,9 @@ func (r *runner) loadBaseline(ctx context.Context, inputs []*Input) error {
 func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error) {
 	fresh := r.req.Fresh && r.req.Queue == nil // a queued attempt is the one to finish
 	out, err := r.eng.Verify(ctx, in, Options{Fresh: fresh, Seed: r.req.Seed})
+	if errors.Is(err, errTurnsChanged) {
+		return nil, &InputError{Err: fmt.Errorf("verifying %s: %w", in.Candidate, err)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s: %w", in.Candidate, err)
 	}
