@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -241,11 +242,11 @@ func verifyErr(err error) error {
 // report as JSON), what could not be verified, and returns the exit status.
 func (a *app) printReport(rep *verify.Report, format string) error {
 	if format == "json" {
-		if err := printJSON(a.stdout, rep); err != nil {
+		if err := rep.WriteJSON(a.stdout); err != nil {
 			return err
 		}
 	} else {
-		printFrontier(a.stdout, rep.Frontier, rep.NotDistinguishable)
+		printFrontier(a.stdout, rep.Frontier, rep.NotDistinguishable.All())
 		printHealth(a.stdout, rep.ScorerHealth, false)
 		printFired(a.stdout, rep.KillCriteria)
 	}
@@ -355,14 +356,14 @@ func epochRange(lo, hi int) string {
 
 // printFrontier prints the Pareto frontier line, and the pairs of frontier
 // candidates whose mean intervals overlap.
-func printFrontier(w io.Writer, f []string, same [][2]string) {
+func printFrontier(w io.Writer, f []string, same iter.Seq2[string, string]) {
 	if len(f) == 0 {
 		fmt.Fprintln(w, "\nPareto frontier: none (no candidate passed every gate)")
 		return
 	}
 	fmt.Fprintf(w, "\nPareto frontier: %s\n", excerpt.EscapeLine(strings.Join(f, ", ")))
-	for _, p := range same {
-		fmt.Fprintf(w, "  %s and %s: not distinguishable on this data (their mean score intervals overlap)\n", p[0], p[1])
+	for a, b := range same {
+		fmt.Fprintf(w, "  %s and %s: not distinguishable on this data (their mean score intervals overlap)\n", a, b)
 	}
 }
 

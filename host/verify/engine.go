@@ -641,7 +641,8 @@ func (e *Engine) prepare(ctx context.Context, v *pass, ts *TurnSpec, cache *snap
 		if err != nil {
 			return p.fail(ts.refPos(), inputCode(err, "trace.read"), err)
 		}
-		if p.key = e.inputKey(p.info, ts, sha, before.sha, after.sha); p.reuse() {
+		p.metrics = metricsRow(ts)
+		if p.key = e.turnKey(p.info, ts, sha, before.sha, after.sha, p.metrics); p.reuse() {
 			return p
 		}
 	}
@@ -649,8 +650,10 @@ func (e *Engine) prepare(ctx context.Context, v *pass, ts *TurnSpec, cache *snap
 		return p
 	}
 	if record {
-		p.key = e.inputKey(p.info, ts, p.traceSHA, before.sha, after.sha)
-		p.metrics = metricsRow(ts)
+		if p.metrics == nil {
+			p.metrics = metricsRow(ts)
+		}
+		p.key = e.turnKey(p.info, ts, p.traceSHA, before.sha, after.sha, p.metrics)
 	}
 	p.before, p.beforeSHA = e.snapshot(p, ts.StateBefore, before, cache)
 	p.after, p.afterSHA = e.snapshot(p, ts.StateAfter, after, cache)

@@ -453,10 +453,18 @@ func ReadTurnsFile(path, defaultCandidate string, opts ...ReadOption) ([]*Input,
 	if err != nil {
 		return nil, nil, err
 	}
+	// Decoded for the caller to keep: each turn's line is read again by
+	// opening the file, never through a handle left open.
 	for _, in := range inputs {
-		if in.Turns, err = in.specs(); err != nil {
-			return nil, nil, err
+		if in.Turns, err = in.src.decode(in.Candidate, false); err != nil {
+			break
 		}
+	}
+	closeInputs(inputs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, in := range inputs {
 		in.src = nil
 	}
 	return inputs, diags, nil
@@ -607,6 +615,20 @@ type lineRef struct {
 	path   string
 	offset int64
 	n      int
+	file   *turnsFile // the run's open file; nil: open path to read
+}
+
+// readAt reads len(buf) bytes at off of the turns file at path.
+func readAt(path string, buf []byte, off int64) error {
+	f, err := openInput(path, "")
+	if err != nil {
+		return fmt.Errorf("reading turns file: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return fmt.Errorf("reading turns file %s: %w", path, err)
+	}
+	return nil
 }
 
 // inlineParts are the heavy parts of a turns line, read when the turn is scored.
@@ -618,14 +640,14 @@ type inlineParts struct {
 
 // load reads the line again and returns its trace as NDJSON and its inline snapshots.
 func (l *lineRef) load() (traceNDJSON, before, after []byte, err error) {
-	f, err := openInput(l.path, "")
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("reading turns file: %w", err)
-	}
-	defer f.Close()
 	buf := make([]byte, l.n)
-	if _, err := f.ReadAt(buf, l.offset); err != nil {
-		return nil, nil, nil, fmt.Errorf("reading turns file %s: %w", l.path, err)
+	if l.file != nil {
+		err = l.file.readAt(buf, l.offset)
+	} else {
+		err = readAt(l.path, buf, l.offset)
+	}
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	var parts inlineParts
 	if err := json.Unmarshal(bytes.TrimRight(buf, "\r\n"), &parts); err != nil {

@@ -119,6 +119,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer closeInputs(inputs)
 	if req.Candidates != nil {
 		ids := make([]string, len(inputs))
 		for i, in := range inputs {
@@ -163,7 +164,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 		sums = append(sums, c.Summary)
 	}
 	rep.Frontier = Frontier(p.Scoring.ParetoFilter, sums)
-	rep.NotDistinguishable = NotDistinguishable(rep.Frontier, sums)
+	rep.NotDistinguishable = notDistinguishable(rep.Frontier, sums)
 	if rep.ScorerHealth, err = scorerHealth(ctx, req.Engine); err != nil {
 		return nil, err
 	}
@@ -176,7 +177,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 		if err := r.rw.close(); err != nil {
 			return nil, err
 		}
-		if err := writeJSON(filepath.Join(req.OutDir, "summary.json"), rep); err != nil {
+		if err := writeFileAtomic(filepath.Join(req.OutDir, "summary.json"), rep.WriteJSON); err != nil {
 			return nil, err
 		}
 	}

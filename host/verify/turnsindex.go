@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/assay-eval/assay/pkg/diag"
 )
@@ -31,6 +33,63 @@ type turnsFile struct {
 	root             string // the directory the turns' files must stay in; empty when not confined
 	defaultCandidate string
 	size             int64 // the file's size when indexed
+
+	// f is the file, opened once for every read of a run (each turn's line
+	// is read again when it is scored) and closed when the run ends.
+	mu     sync.Mutex
+	f      *os.File
+	closed bool
+}
+
+// file is the open turns file; after close, a new handle the caller closes.
+func (tf *turnsFile) file() (f *os.File, own bool, err error) {
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	if tf.closed {
+		f, err = openInput(tf.path, "")
+		return f, true, err
+	}
+	if tf.f == nil {
+		if tf.f, err = openInput(tf.path, ""); err != nil {
+			return nil, false, err
+		}
+	}
+	return tf.f, false, nil
+}
+
+// readAt reads len(buf) bytes at off.
+func (tf *turnsFile) readAt(buf []byte, off int64) error {
+	f, own, err := tf.file()
+	if err != nil {
+		return fmt.Errorf("reading turns file: %w", err)
+	}
+	if own {
+		defer f.Close()
+	}
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return fmt.Errorf("reading turns file %s: %w", tf.path, err)
+	}
+	return nil
+}
+
+// close closes the file; a read after it opens the file again.
+func (tf *turnsFile) close() {
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	if tf.f != nil {
+		tf.f.Close()
+		tf.f = nil
+	}
+	tf.closed = true
+}
+
+// closeInputs closes the turns files the inputs were indexed from.
+func closeInputs(inputs []*Input) {
+	for _, in := range inputs {
+		if in.src != nil {
+			in.src.file.close()
+		}
+	}
 }
 
 // turnsSource is one candidate's good lines in an indexed turns file.
@@ -56,17 +115,25 @@ func (in *Input) specs() ([]TurnSpec, error) {
 	if in.src == nil {
 		return in.Turns, nil
 	}
-	return in.src.decode(in.Candidate)
+	return in.src.decode(in.Candidate, true)
 }
 
-// decode reads the candidate's segments again.
-func (s *turnsSource) decode(candidate string) ([]TurnSpec, error) {
+// decode reads the candidate's segments again. With shared, each turn's
+// line is read again through the run's open file when it is scored;
+// otherwise by opening the file.
+func (s *turnsSource) decode(candidate string, shared bool) ([]TurnSpec, error) {
 	tf := s.file
-	f, err := openInput(tf.path, "")
+	f, own, err := tf.file()
 	if err != nil {
 		return nil, fmt.Errorf("reading turns file: %w", err)
 	}
-	defer f.Close()
+	if own {
+		defer f.Close()
+	}
+	var ref *turnsFile
+	if shared {
+		ref = tf
+	}
 	if st, err := f.Stat(); err != nil || st.Size() < tf.size {
 		return nil, fmt.Errorf("reading turns file %s: %w (it is shorter than when it was read)", tf.path, errTurnsChanged)
 	}
@@ -95,7 +162,7 @@ func (s *turnsSource) decode(candidate string) ([]TurnSpec, error) {
 			if ts == nil || ts.Candidate != candidate {
 				return nil, fmt.Errorf("reading turns file %s: line %d: %w: %v", tf.path, lineNo, errTurnsChanged, ds)
 			}
-			ts.inline = &lineRef{path: tf.path, offset: start, n: len(line)}
+			ts.inline = &lineRef{path: tf.path, offset: start, n: len(line), file: ref}
 			ts.Root = tf.root
 			out = append(out, *ts)
 			n++

@@ -7,14 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/assay-eval/assay/pkg/scorer"
@@ -198,10 +201,16 @@ func TestIndexedTurnsFileMatchesEager(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: specs(%s) = %v", name, in.Candidate, err)
 			}
-			if diff := cmp.Diff(want[i].Turns, specs, opt); diff != "" {
+			if diff := cmp.Diff(want[i].Turns, specs, opt, cmpopts.IgnoreFields(lineRef{}, "file")); diff != "" {
 				t.Errorf("%s: specs(%s) (-eager +indexed):\n%s", name, in.Candidate, diff)
 			}
+			for _, ts := range specs {
+				if ts.inline.(*lineRef).file == nil {
+					t.Fatalf("%s: specs(%s): a turn's line is read again by opening the file", name, in.Candidate)
+				}
+			}
 		}
+		closeInputs(idx)
 	}
 }
 
@@ -352,4 +361,29 @@ func liveAtLastCandidate(t *testing.T, candidates, tasks int) int64 {
 		t.Fatalf("Run verified %d candidates (the first %d turns), want %d of %d", len(rep.Candidates), rep.Candidates[0].N, candidates, tasks)
 	}
 	return int64(last.HeapAlloc) - int64(before.HeapAlloc)
+}
+
+// TestTurnKeyIsInputKey: the input key built around the turn's metrics
+// row is the one inputKey encodes whole, whatever the metrics hold.
+func TestTurnKeyIsInputKey(t *testing.T) {
+	t.Parallel()
+	e := &Engine{}
+	at := time.Date(2026, 11, 30, 9, 0, 0, 123456789, time.FixedZone("x", 3600))
+	nan, lat := math.NaN(), 2.5
+	hex := strings.Repeat("ab12", 16)
+	specs := []TurnSpec{
+		{Candidate: "c", Label: "t"},
+		{Candidate: `c<"&>`, Label: "t\u2028é\x01", Persona: "cto", LatencyS: &lat, CostUSD: &lat, StartedAt: at, FinishedAt: at},
+		{Candidate: "c", Label: "t", LatencyS: &nan},
+	}
+	for _, shas := range [][4]string{{hex, hex, "", ""}, {hex, hex, hex, hex}, {"", "", "", ""}, {hex, "ZZ", `"`, hex}} {
+		for i := range specs {
+			ts := &specs[i]
+			info := &taskInfo{key: shas[0]}
+			want := e.inputKey(info, ts, shas[1], shas[2], shas[3])
+			if got := e.turnKey(info, ts, shas[1], shas[2], shas[3], metricsRow(ts)); got != want {
+				t.Errorf("turnKey(%+v, %q) = %q, want inputKey's %q", ts, shas, got, want)
+			}
+		}
+	}
 }
