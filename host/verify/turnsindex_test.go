@@ -387,3 +387,30 @@ func TestTurnKeyIsInputKey(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnsFileChangedWhileRead: a candidate's lines that no longer read
+// as they did when the file was indexed stop its verification with an
+// error saying so, never a silently different turn.
+func TestTurnsFileChangedWhileRead(t *testing.T) {
+	t.Parallel()
+	for name, change := range map[string]func(string) string{
+		"a line of another candidate": func(s string) string {
+			return strings.Replace(s, `"candidate":"c0002","label":"t1"`, `"candidate":"c0003","label":"t1"`, 1)
+		},
+		"a line no longer valid": func(s string) string { return strings.Replace(s, `{"candidate":"c0002","label":"t1"`, `{"candidate":"c0002","label":7`, 1) },
+		"the file cut short":     func(s string) string { return s[:len(s)/2] },
+	} {
+		path := tenCandidates(t, 3, -1, -1, "")
+		idx, ds, err := indexTurnsFile(path, "")
+		if err != nil || len(ds) > 0 {
+			t.Fatalf("indexTurnsFile = %v, %v", ds, err)
+		}
+		src, _ := os.ReadFile(path)
+		writeFile(t, path, change(string(src)))
+		specs, err := idx[2].specs()
+		if !errors.Is(err, errTurnsChanged) {
+			t.Errorf("%s: specs(c0002) = %d turns, %v; want an error saying the file changed", name, len(specs), err)
+		}
+		closeInputs(idx)
+	}
+}
