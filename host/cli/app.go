@@ -62,10 +62,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// heapProfiles writes the heap profile (live objects at the last
-// collection) to path every second while the command runs, replacing the
-// previous one, so the last file shows the run's steady state rather than
-// what is left at exit (docs/performance.md). The returned func stops it.
+// heapProfiles writes the heap profile to path every second while the
+// command runs, replacing the previous one, and once more when it ends: a
+// file taken during the run shows its steady state (inuse_space, live
+// objects at the last collection), the last one every allocation
+// (alloc_space) (docs/performance.md). The returned func stops it.
 func heapProfiles(path string) (stop func()) {
 	write := func() {
 		tmp := path + ".tmp"
@@ -89,7 +90,10 @@ func heapProfiles(path string) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done) }
+	return func() {
+		close(done)
+		write() // what was allocated to the end (alloc_space), and is left
+	}
 }
 
 // app holds what every command shares.

@@ -66,13 +66,6 @@ func (p Pairs) eachIndex(f func(i, j int) bool) {
 	}
 }
 
-// Len is the number of pairs.
-func (p Pairs) Len() int {
-	n := len(p.list)
-	p.eachIndex(func(int, int) bool { n++; return true })
-	return n
-}
-
 // List is every pair, in order; never nil.
 func (p Pairs) List() [][2]string {
 	out := [][2]string{}
@@ -96,18 +89,21 @@ func (p *Pairs) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// pairsKey is how the pairs' member opens in WriteJSON's output when there
-// are none; a literal newline before it is structural (a string's newline
-// is escaped), so it is found only where the member is.
-const pairsKey = "\n  \"frontier_not_distinguishable\": ["
+// The members WriteJSON streams open so in its output when empty; a
+// literal newline before one is structural (a string's newline is
+// escaped), so each is found only where the member is.
+const (
+	candidatesKey = "\n  \"candidates\": ["
+	pairsKey      = "\n  \"frontier_not_distinguishable\": ["
+)
 
 // WriteJSON writes the report as a json.Encoder indenting by two spaces
 // writes it (summary.json, `assay verify --format json`), byte for byte,
-// streaming the not-distinguishable pairs so that they are never in memory
-// all at once.
+// one candidate and one not-distinguishable pair at a time: a report of
+// many candidates is never in memory as JSON all at once.
 func (r *Report) WriteJSON(w io.Writer) error {
 	shallow := *r
-	shallow.NotDistinguishable = Pairs{}
+	shallow.Candidates, shallow.NotDistinguishable = []CandidateReport{}, Pairs{}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
@@ -115,13 +111,29 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		return err
 	}
 	out := buf.Bytes()
-	at := bytes.Index(out, []byte(pairsKey+"]"))
-	if at < 0 {
-		return fmt.Errorf("writing the report: no %s member", pairsKey)
+	ci := bytes.Index(out, []byte(candidatesKey+"]"))
+	pi := bytes.Index(out, []byte(pairsKey+"]"))
+	if ci < 0 || pi < ci {
+		return fmt.Errorf("writing the report: no %q or %q member", candidatesKey, pairsKey)
 	}
-	at += len(pairsKey)
+	ci, pi = ci+len(candidatesKey), pi+len(pairsKey)
 	bw := &errWriter{w: bufio.NewWriterSize(w, 64<<10)}
-	bw.write(out[:at])
+	bw.write(out[:ci])
+	for i := range r.Candidates {
+		b, err := json.MarshalIndent(&r.Candidates[i], "    ", "  ")
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.write([]byte(","))
+		}
+		bw.write([]byte("\n    "))
+		bw.write(b)
+	}
+	if len(r.Candidates) > 0 {
+		bw.write([]byte("\n  "))
+	}
+	bw.write(out[ci:pi])
 	quoted := map[string][]byte{} // each frontier candidate's JSON string, encoded once
 	q := func(s string) []byte {
 		b, ok := quoted[s]
@@ -149,7 +161,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	if n > 0 {
 		bw.write([]byte("\n  "))
 	}
-	bw.write(out[at:])
+	bw.write(out[pi:])
 	if bw.err == nil {
 		bw.err = bw.w.Flush()
 	}

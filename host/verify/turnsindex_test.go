@@ -397,8 +397,10 @@ func TestTurnsFileChangedWhileRead(t *testing.T) {
 		"a line of another candidate": func(s string) string {
 			return strings.Replace(s, `"candidate":"c0002","label":"t1"`, `"candidate":"c0003","label":"t1"`, 1)
 		},
-		"a line no longer valid": func(s string) string { return strings.Replace(s, `{"candidate":"c0002","label":"t1"`, `{"candidate":"c0002","label":7`, 1) },
-		"the file cut short":     func(s string) string { return s[:len(s)/2] },
+		"a line no longer valid": func(s string) string {
+			return strings.Replace(s, `{"candidate":"c0002","label":"t1"`, `{"candidate":"c0002","label":7`, 1)
+		},
+		"the file cut short": func(s string) string { return s[:len(s)/2] },
 	} {
 		path := tenCandidates(t, 3, -1, -1, "")
 		idx, ds, err := indexTurnsFile(path, "")
