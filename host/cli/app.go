@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -42,6 +43,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	if path := os.Getenv("ASSAY_MEMPROFILE"); path != "" {
+		defer heapProfiles(path)()
+	}
 	app := a.cliApp()
 	err := app.RunContext(ctx, append([]string{"assay"}, interspersed(app, helpArgs(args))...))
 	if isUsageError(err) {
@@ -56,6 +60,40 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "assay: %s", msg)
 	}
 	return code
+}
+
+// heapProfiles writes the heap profile to path every second while the
+// command runs, replacing the previous one, and once more when it ends: a
+// file taken during the run shows its steady state (inuse_space, live
+// objects at the last collection), the last one every allocation
+// (alloc_space) (docs/performance.md). The returned func stops it.
+func heapProfiles(path string) (stop func()) {
+	write := func() {
+		tmp := path + ".tmp"
+		if f, err := os.Create(tmp); err == nil {
+			err = pprof.WriteHeapProfile(f)
+			if f.Close() == nil && err == nil {
+				os.Rename(tmp, path)
+			}
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				write()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		write() // what was allocated to the end (alloc_space), and is left
+	}
 }
 
 // app holds what every command shares.

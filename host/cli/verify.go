@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -23,7 +25,10 @@ import (
 	"github.com/assay-eval/assay/pkg/excerpt"
 )
 
-// verifyMemoryLimit is verify's soft memory limit (runtime/debug).
+// verifyMemoryLimit is verify's soft memory limit (runtime/debug). A run's
+// live heap no longer grows with its turns, and stays well below it; it is
+// a backstop for the peaks of loading a large pack, where a lower limit
+// would only make the collector work harder (docs/performance.md).
 const verifyMemoryLimit = 160 << 20
 
 func (a *app) verifyCommand() *cli.Command {
@@ -97,12 +102,7 @@ func (a *app) verify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// A verification allocates fast (each trace is parsed and dropped)
-		// while its live heap stays small: a soft limit keeps the resident
-		// set bounded on long runs at little cost. GOMEMLIMIT overrides it.
-		debug.SetMemoryLimit(verifyMemoryLimit)
-	}
+	setVerifyMemoryLimit()
 	runs, turnsFile, otlpFile := c.StringSlice("run"), c.String("turns"), c.String("otlp")
 	if err := checkVerifyInputs(c, runs, turnsFile, otlpFile); err != nil {
 		return err
@@ -122,7 +122,7 @@ func (a *app) verify(c *cli.Context) error {
 		return err
 	}
 	defer s.close()
-	col := report.NewCollector()
+	col := ciCollector(c)
 	prog := newProgress(a.stderr, "verify")
 	defer prog.done()
 	start := func(ctx context.Context) error {
@@ -157,7 +157,9 @@ func (a *app) verify(c *cli.Context) error {
 		Govern:            governance.AfterVerify(s.rt.store, s.pack),
 		OnCandidate: func(out *verify.Outcome, cr *verify.CandidateReport) {
 			prog.done()
-			col.Add(out, cr)
+			if col != nil {
+				col.Add(out, cr)
+			}
 			if format == "text" {
 				printCandidate(a.stdout, out, cr)
 			}
@@ -170,6 +172,25 @@ func (a *app) verify(c *cli.Context) error {
 		return err
 	}
 	return a.printReport(rep, format)
+}
+
+// setVerifyMemoryLimit sets verify's soft memory limit unless GOMEMLIMIT
+// does: a verification allocates fast (each trace is parsed and dropped)
+// while its live heap stays small, so the limit keeps the resident set
+// bounded on long runs at little cost.
+func setVerifyMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(verifyMemoryLimit)
+	}
+}
+
+// ciCollector keeps each turn's failed checks for --junit and --markdown;
+// nil without them, so a run keeps nothing per turn (docs/performance.md).
+func ciCollector(c *cli.Context) *report.Collector {
+	if c.String("junit") == "" && c.String("markdown") == "" {
+		return nil
+	}
+	return report.NewCollector()
 }
 
 // checkVerifyInputs checks that verify was given one kind of input.
@@ -225,11 +246,11 @@ func verifyErr(err error) error {
 // report as JSON), what could not be verified, and returns the exit status.
 func (a *app) printReport(rep *verify.Report, format string) error {
 	if format == "json" {
-		if err := printJSON(a.stdout, rep); err != nil {
+		if err := rep.WriteJSON(a.stdout); err != nil {
 			return err
 		}
 	} else {
-		printFrontier(a.stdout, rep.Frontier, rep.NotDistinguishable)
+		printFrontier(a.stdout, rep.Frontier, rep.NotDistinguishable.All())
 		printHealth(a.stdout, rep.ScorerHealth, false)
 		printFired(a.stdout, rep.KillCriteria)
 	}
@@ -339,14 +360,16 @@ func epochRange(lo, hi int) string {
 
 // printFrontier prints the Pareto frontier line, and the pairs of frontier
 // candidates whose mean intervals overlap.
-func printFrontier(w io.Writer, f []string, same [][2]string) {
+func printFrontier(w io.Writer, f []string, same iter.Seq2[string, string]) {
 	if len(f) == 0 {
 		fmt.Fprintln(w, "\nPareto frontier: none (no candidate passed every gate)")
 		return
 	}
-	fmt.Fprintf(w, "\nPareto frontier: %s\n", excerpt.EscapeLine(strings.Join(f, ", ")))
-	for _, p := range same {
-		fmt.Fprintf(w, "  %s and %s: not distinguishable on this data (their mean score intervals overlap)\n", p[0], p[1])
+	bw := bufio.NewWriter(w) // a large frontier has many pairs
+	defer bw.Flush()
+	fmt.Fprintf(bw, "\nPareto frontier: %s\n", excerpt.EscapeLine(strings.Join(f, ", ")))
+	for a, b := range same {
+		fmt.Fprintf(bw, "  %s and %s: not distinguishable on this data (their mean score intervals overlap)\n", a, b)
 	}
 }
 

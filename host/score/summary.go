@@ -353,11 +353,15 @@ func Frontier(cands []Summary) []string {
 		}
 		return d
 	}
+	d := make([][]float64, len(el)) // once each: compared pairwise, they were half of a large run's garbage
+	for i, c := range el {
+		d[i] = dims(c)
+	}
 	out := []string{}
-	for _, b := range el {
+	for j, b := range el {
 		dominated := false
-		for _, a := range el {
-			if a != b && dominates(dims(a), dims(b)) {
+		for i := range el {
+			if i != j && dominates(d[i], d[j]) {
 				dominated = true
 				break
 			}

@@ -267,9 +267,13 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	}
 	out := v.out
 
+	specs, err := in.specs() // a turns file's candidate: decoded for this pass only
+	if err != nil {
+		return nil, err
+	}
 	var todo []*TurnSpec
-	for i := range in.Turns {
-		ts := &in.Turns[i]
+	for i := range specs {
+		ts := &specs[i]
 		if _, ok := e.tasks[ts.Label]; !ok {
 			out.Diagnostics = append(out.Diagnostics, diag.Warnf(ts.Pos, "run.unknown_label",
 				"candidate %s: turn %q is not a task of pack %s; ignored%s", in.Candidate, ts.Label, e.cfg.Pack.Name(), e.didYouMean(ts.Label)))
@@ -636,7 +640,8 @@ func (e *Engine) prepare(ctx context.Context, v *pass, ts *TurnSpec, cache *snap
 		if err != nil {
 			return p.fail(ts.refPos(), inputCode(err, "trace.read"), err)
 		}
-		if p.key = e.inputKey(p.info, ts, sha, before.sha, after.sha); p.reuse() {
+		p.metrics = metricsRow(ts)
+		if p.key = e.turnKey(p.info, ts, sha, before.sha, after.sha, p.metrics); p.reuse() {
 			return p
 		}
 	}
@@ -644,8 +649,10 @@ func (e *Engine) prepare(ctx context.Context, v *pass, ts *TurnSpec, cache *snap
 		return p
 	}
 	if record {
-		p.key = e.inputKey(p.info, ts, p.traceSHA, before.sha, after.sha)
-		p.metrics = metricsRow(ts)
+		if p.metrics == nil {
+			p.metrics = metricsRow(ts)
+		}
+		p.key = e.turnKey(p.info, ts, p.traceSHA, before.sha, after.sha, p.metrics)
 	}
 	p.before, p.beforeSHA = e.snapshot(p, ts.StateBefore, before, cache)
 	p.after, p.afterSHA = e.snapshot(p, ts.StateAfter, after, cache)

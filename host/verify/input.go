@@ -42,7 +42,11 @@ const maxTurnLine = 64 << 20
 // trace and snapshots are, not what they hold.
 type Input struct {
 	Candidate string
-	Turns     []TurnSpec
+	// Turns are the candidate's turns; nil for a candidate of a turns file
+	// read by Run, whose turns stay in the file (src) until the candidate
+	// is verified.
+	Turns []TurnSpec
+	src   *turnsSource
 	// PolicyVersion and SkillVersion are the harness's, from a run
 	// directory's run.json or the request; drift units (docs/evidence.md).
 	PolicyVersion string
@@ -445,73 +449,23 @@ func decodeMetrics(file string, src []byte) ([]metrics, []*jsonpos.Node, diag.Li
 // still returned. The paths in the lines must stay inside the turns file's
 // directory (docs/run-input.md), unless WithOutsidePaths(true) is given.
 func ReadTurnsFile(path, defaultCandidate string, opts ...ReadOption) ([]*Input, diag.List, error) {
-	f, err := openInput(path, "")
+	inputs, diags, err := indexTurnsFile(path, defaultCandidate, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading turns file: %w", err)
+		return nil, nil, err
 	}
-	defer f.Close()
-	if defaultCandidate == "" {
-		defaultCandidate = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	}
-	dir := filepath.Dir(path)
-	root := dir
-	if readConfigOf(opts).allowOutside {
-		root = ""
-	}
-	var (
-		diags  diag.List
-		inputs []*Input
-		index  = map[string]*Input{}
-		seen   = map[turnID]diag.Pos{}
-	)
-	r := bufio.NewReaderSize(f, 64<<10)
-	var offset int64
-	for lineNo := 1; ; lineNo++ {
-		line, n, err := readLine(r, maxTurnLine)
-		start := offset
-		offset += int64(n)
-		if errors.Is(err, io.EOF) && len(line) == 0 {
+	// Decoded for the caller to keep: each turn's line is read again by
+	// opening the file, never through a handle left open.
+	for _, in := range inputs {
+		if in.Turns, err = in.src.decode(in.Candidate, false); err != nil {
 			break
 		}
-		pos := diag.Pos{File: path, Line: lineNo, Col: 1}
-		if errors.Is(err, errLineTooLong) {
-			diags = append(diags, diag.Errorf(pos, codeTurnsSyntax, "line longer than %d MiB", maxTurnLine>>20))
-			continue
-		} else if err != nil && !errors.Is(err, io.EOF) {
-			return nil, nil, fmt.Errorf("reading turns file %s: %w", path, err)
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			continue
-		}
-		ts, ds := decodeTurnLine(path, dir, lineNo, line, defaultCandidate)
-		diags = append(diags, ds...)
-		if ts != nil {
-			ts.inline = &lineRef{path: path, offset: start, n: len(line)}
-			key := turnID{ts.Candidate, ts.Label, ts.Epoch}
-			ts.Root = root
-			if first, dup := seen[key]; dup {
-				epoch := ""
-				if ts.Epoch > 1 {
-					epoch = fmt.Sprintf(" in epoch %d", ts.Epoch)
-				}
-				diags = append(diags, diag.Errorf(pos, codeTurnsLabel, "candidate %q already has a turn for %q%s (line %d)", ts.Candidate, ts.Label, epoch, first.Line))
-			} else {
-				seen[key] = pos
-				in := index[ts.Candidate]
-				if in == nil {
-					in = &Input{Candidate: ts.Candidate}
-					index[ts.Candidate] = in
-					inputs = append(inputs, in)
-				}
-				in.Turns = append(in.Turns, *ts)
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	}
+	closeInputs(inputs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, in := range inputs {
+		in.src = nil
 	}
 	return inputs, diags, nil
 }
@@ -661,6 +615,20 @@ type lineRef struct {
 	path   string
 	offset int64
 	n      int
+	file   *turnsFile // the run's open file; nil: open path to read
+}
+
+// readAt reads len(buf) bytes at off of the turns file at path.
+func readAt(path string, buf []byte, off int64) error {
+	f, err := openInput(path, "")
+	if err != nil {
+		return fmt.Errorf("reading turns file: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return fmt.Errorf("reading turns file %s: %w", path, err)
+	}
+	return nil
 }
 
 // inlineParts are the heavy parts of a turns line, read when the turn is scored.
@@ -672,14 +640,14 @@ type inlineParts struct {
 
 // load reads the line again and returns its trace as NDJSON and its inline snapshots.
 func (l *lineRef) load() (traceNDJSON, before, after []byte, err error) {
-	f, err := openInput(l.path, "")
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("reading turns file: %w", err)
-	}
-	defer f.Close()
 	buf := make([]byte, l.n)
-	if _, err := f.ReadAt(buf, l.offset); err != nil {
-		return nil, nil, nil, fmt.Errorf("reading turns file %s: %w", l.path, err)
+	if l.file != nil {
+		err = l.file.readAt(buf, l.offset)
+	} else {
+		err = readAt(l.path, buf, l.offset)
+	}
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	var parts inlineParts
 	if err := json.Unmarshal(bytes.TrimRight(buf, "\r\n"), &parts); err != nil {

@@ -3,6 +3,7 @@ package verify
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/assay-eval/assay/host/pack"
@@ -110,4 +111,41 @@ func (e *Engine) inputKey(info *taskInfo, ts *TurnSpec, traceSHA, beforeSHA, aft
 		return ""
 	}
 	return sha256Hex(b)
+}
+
+// turnKey is inputKey for a turn whose metrics row (metricsRow) is
+// metrics: the same bytes hashed, the row encoded once for both.
+func (e *Engine) turnKey(info *taskInfo, ts *TurnSpec, traceSHA, beforeSHA, afterSHA string, metrics []byte) string {
+	if metrics == nil {
+		return "" // a NaN or infinite metric, which inputKey cannot encode either
+	}
+	if !isHex(info.key) || !isHex(traceSHA) || !isHex(beforeSHA) || !isHex(afterSHA) {
+		return e.inputKey(info, ts, traceSHA, beforeSHA, afterSHA)
+	}
+	b := make([]byte, 0, 300+len(metrics))
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, inputKeyVersion, 10)
+	for _, f := range [...]struct{ key, sha string }{{"task_sha256", info.key}, {"trace_sha256", traceSHA},
+		{"state_before_sha256", beforeSHA}, {"state_after_sha256", afterSHA}} {
+		b = append(b, `,"`...)
+		b = append(b, f.key...)
+		b = append(b, `":"`...)
+		b = append(b, f.sha...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"metrics":`...)
+	b = append(b, metrics...)
+	b = append(b, '}')
+	return sha256Hex(b)
+}
+
+// isHex reports whether s is lowercase hex (or empty): a string JSON
+// encodes as it is.
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -42,10 +42,14 @@ func (e *Engine) RecordEvidence(ctx context.Context, in *Input, fresh bool) (*En
 		return nil, nil, err
 	}
 	q := &Enqueued{Candidate: in.Candidate, Run: v.run}
+	specs, err := in.specs()
+	if err != nil {
+		return nil, nil, err
+	}
 	var todo []*TurnSpec
-	for i := range in.Turns {
-		if _, ok := e.tasks[in.Turns[i].Label]; ok {
-			todo = append(todo, &in.Turns[i])
+	for i := range specs {
+		if _, ok := e.tasks[specs[i].Label]; ok {
+			todo = append(todo, &specs[i])
 		}
 	}
 	var ds diag.List

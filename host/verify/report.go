@@ -27,7 +27,7 @@ type Report struct {
 	Frontier      []string          `json:"frontier"`
 	// NotDistinguishable are the pairs of frontier candidates whose
 	// mean_score intervals overlap: not distinguishable on this data.
-	NotDistinguishable [][2]string `json:"frontier_not_distinguishable"`
+	NotDistinguishable Pairs `json:"frontier_not_distinguishable"`
 	// Errors are the candidates whose input could not be read at all: they
 	// were not verified, and each is listed with why.
 	Errors []CandidateError `json:"errors"`

@@ -119,6 +119,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer closeInputs(inputs)
 	if req.Candidates != nil {
 		ids := make([]string, len(inputs))
 		for i, in := range inputs {
@@ -163,7 +164,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 		sums = append(sums, c.Summary)
 	}
 	rep.Frontier = Frontier(p.Scoring.ParetoFilter, sums)
-	rep.NotDistinguishable = NotDistinguishable(rep.Frontier, sums)
+	rep.NotDistinguishable = notDistinguishable(rep.Frontier, sums)
 	if rep.ScorerHealth, err = scorerHealth(ctx, req.Engine); err != nil {
 		return nil, err
 	}
@@ -176,7 +177,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 		if err := r.rw.close(); err != nil {
 			return nil, err
 		}
-		if err := writeJSON(filepath.Join(req.OutDir, "summary.json"), rep); err != nil {
+		if err := writeFileAtomic(filepath.Join(req.OutDir, "summary.json"), rep.WriteJSON); err != nil {
 			return nil, err
 		}
 	}
@@ -220,7 +221,9 @@ func (r *runner) readInputs() ([]*Input, error) {
 		var ds diag.List
 		var err error
 		if r.req.TurnsFile != "" {
-			ins, ds, err = ReadTurnsFile(file, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths))
+			// Indexed, not read: each candidate's turns are decoded when it is
+			// verified, so memory does not grow with the turns.
+			ins, ds, err = indexTurnsFile(file, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths))
 		} else {
 			ins, ds, err = ReadOTLPFile(file, OTLPOptions{Candidate: r.req.Candidate, LabelAttr: r.req.OTLPLabelAttr})
 		}
@@ -299,6 +302,9 @@ func (r *runner) loadBaseline(ctx context.Context, inputs []*Input) error {
 func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error) {
 	fresh := r.req.Fresh && r.req.Queue == nil // a queued attempt is the one to finish
 	out, err := r.eng.Verify(ctx, in, Options{Fresh: fresh, Seed: r.req.Seed})
+	if errors.Is(err, errTurnsChanged) {
+		return nil, &InputError{Err: fmt.Errorf("verifying %s: %w", in.Candidate, err)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s: %w", in.Candidate, err)
 	}

@@ -67,7 +67,7 @@ func Parse(src []byte, o Options) (*Node, error) {
 		o.MaxDepth = DefaultMaxDepth
 	}
 	p := &parser{src: src, o: o}
-	n, err := p.value(0)
+	n, err := p.value(0, true)
 	if err == nil {
 		p.space()
 		if p.i < len(p.src) {
@@ -86,6 +86,9 @@ type parser struct {
 	src []byte
 	i   int
 	o   Options
+	// scratch is the node of every value that is checked but not kept
+	// (deeper than BuildDepth): such a value costs no allocation.
+	scratch Node
 }
 
 func (p *parser) fail(format string, args ...any) error {
@@ -106,7 +109,9 @@ func (p *parser) space() {
 // build reports whether the children of a value at depth are built.
 func (p *parser) build(depth int) bool { return p.o.BuildDepth <= 0 || depth < p.o.BuildDepth }
 
-func (p *parser) value(depth int) (*Node, error) {
+// value reads the value at p.i; keep says whether its parent keeps it (a
+// value not kept is read into p.scratch, which any other may overwrite).
+func (p *parser) value(depth int, keep bool) (*Node, error) {
 	p.space()
 	if p.i >= len(p.src) {
 		return nil, p.fail("unexpected end of JSON input")
@@ -114,7 +119,13 @@ func (p *parser) value(depth int) (*Node, error) {
 	if depth > p.o.MaxDepth {
 		return nil, &Error{Off: p.i, Msg: fmt.Sprintf("nested more than %d levels deep", p.o.MaxDepth), Err: ErrTooDeep}
 	}
-	n := &Node{Off: p.i}
+	var n *Node
+	if keep {
+		n = &Node{Off: p.i}
+	} else {
+		p.scratch = Node{Off: p.i}
+		n = &p.scratch
+	}
 	var err error
 	switch c := p.src[p.i]; {
 	case c == '{':
@@ -125,12 +136,12 @@ func (p *parser) value(depth int) (*Node, error) {
 		err = p.array(n, depth)
 	case c == '"':
 		n.Kind = String
-		n.Text, err = p.str(depth == 0 || p.build(depth-1))
+		n.Text, err = p.str(keep)
 	case c == 't' || c == 'f' || c == 'n':
 		err = p.literal(n)
 	case c == '-' || (c >= '0' && c <= '9'):
 		n.Kind = Number
-		err = p.number(n)
+		err = p.number(n, keep)
 	default:
 		err = p.fail("invalid character %s looking for beginning of value", quoteChar(c))
 	}
@@ -168,7 +179,7 @@ func (p *parser) object(n *Node, depth int) error {
 			return p.fail("want ':' after an object key")
 		}
 		p.i++
-		v, err := p.value(depth + 1)
+		v, err := p.value(depth+1, build)
 		if err != nil {
 			return err
 		}
@@ -203,7 +214,7 @@ func (p *parser) array(n *Node, depth int) error {
 	}
 	build := p.build(depth)
 	for {
-		e, err := p.value(depth + 1)
+		e, err := p.value(depth+1, build)
 		if err != nil {
 			return err
 		}
@@ -238,7 +249,7 @@ func (p *parser) literal(n *Node) error {
 	return p.fail("invalid literal")
 }
 
-func (p *parser) number(n *Node) error {
+func (p *parser) number(n *Node, keep bool) error {
 	start := p.i
 	for p.i < len(p.src) && strings.IndexByte("+-.eE0123456789", p.src[p.i]) >= 0 {
 		p.i++
@@ -247,7 +258,9 @@ func (p *parser) number(n *Node) error {
 		p.i = start
 		return p.fail("invalid number")
 	}
-	n.Text = string(p.src[start:p.i])
+	if keep {
+		n.Text = string(p.src[start:p.i])
+	}
 	return nil
 }
 

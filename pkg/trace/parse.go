@@ -184,7 +184,7 @@ func parse(file string, r io.Reader, maxLine int, lim limits) (*Turn, diag.List,
 		file: file,
 		lim:  lim,
 		turn: &Turn{
-			Events:        make([]Event, 0, 64),
+			Events:        make([]Event, 0, 16), // grown as needed: most of a short trace's cost was a capacity of 64
 			ToolCalls:     []ToolCall{},
 			ErrorMessages: []string{},
 			Phases:        []string{},

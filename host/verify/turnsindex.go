@@ -1,0 +1,361 @@
+package verify
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/assay-eval/assay/pkg/diag"
+)
+
+// A turns file is read twice (docs/performance.md, "Flat memory"). The
+// first pass, indexTurnsFile, decodes and checks every line, so every
+// problem of the file is reported before anything is scored, but keeps of
+// the good lines only where each candidate's lines are: a segment per
+// stretch of consecutive lines of one candidate. The second pass, when a
+// candidate's turns are verified (Input.specs), decodes that candidate's
+// segments again into TurnSpecs, which are dropped with the pass. Memory
+// therefore grows with the candidates, not with the turns.
+
+// errTurnsChanged is a turns file that no longer reads as it did when it
+// was indexed.
+var errTurnsChanged = errors.New("the file changed while it was read")
+
+// turnsFile is what the candidates of one indexed turns file share.
+type turnsFile struct {
+	path, dir        string
+	root             string // the directory the turns' files must stay in; empty when not confined
+	defaultCandidate string
+	size             int64 // the file's size when indexed
+
+	// f is the file, opened once for every read of a run (each turn's line
+	// is read again when it is scored) and closed when the run ends.
+	mu     sync.Mutex
+	f      *os.File
+	closed bool
+}
+
+// file is the open turns file; after close, a new handle the caller closes.
+func (tf *turnsFile) file() (f *os.File, own bool, err error) {
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	if tf.closed {
+		f, err = openInput(tf.path, "")
+		return f, true, err
+	}
+	if tf.f == nil {
+		if tf.f, err = openInput(tf.path, ""); err != nil {
+			return nil, false, err
+		}
+	}
+	return tf.f, false, nil
+}
+
+// readAt reads len(buf) bytes at off.
+func (tf *turnsFile) readAt(buf []byte, off int64) error {
+	f, own, err := tf.file()
+	if err != nil {
+		return fmt.Errorf("reading turns file: %w", err)
+	}
+	if own {
+		defer f.Close()
+	}
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return fmt.Errorf("reading turns file %s: %w", tf.path, err)
+	}
+	return nil
+}
+
+// close closes the file; a read after it opens the file again.
+func (tf *turnsFile) close() {
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	if tf.f != nil {
+		tf.f.Close()
+		tf.f = nil
+	}
+	tf.closed = true
+}
+
+// closeInputs closes the turns files the inputs were indexed from.
+func closeInputs(inputs []*Input) {
+	for _, in := range inputs {
+		if in.src != nil {
+			in.src.file.close()
+		}
+	}
+}
+
+// turnsSource is one candidate's good lines in an indexed turns file.
+type turnsSource struct {
+	file  *turnsFile
+	segs  []segment
+	turns int
+}
+
+// segment is a stretch of lines of a turns file, from the line at off
+// (numbered line) up to end, every non-blank one a good turn of one
+// candidate.
+type segment struct {
+	off, end int64
+	line     int
+	turns    int
+}
+
+// specs is the candidate's turns: Turns, or for a candidate of an indexed
+// turns file its lines decoded again, in a new slice for the caller to drop.
+// A line that no longer decodes to the turn it was is errTurnsChanged.
+func (in *Input) specs() ([]TurnSpec, error) {
+	if in.src == nil {
+		return in.Turns, nil
+	}
+	return in.src.decode(in.Candidate, true)
+}
+
+// decode reads the candidate's segments again. With shared, each turn's
+// line is read again through the run's open file when it is scored;
+// otherwise by opening the file.
+func (s *turnsSource) decode(candidate string, shared bool) ([]TurnSpec, error) {
+	tf := s.file
+	f, own, err := tf.file()
+	if err != nil {
+		return nil, fmt.Errorf("reading turns file: %w", err)
+	}
+	if own {
+		defer f.Close()
+	}
+	var ref *turnsFile
+	if shared {
+		ref = tf
+	}
+	if st, err := f.Stat(); err != nil || st.Size() < tf.size {
+		return nil, fmt.Errorf("reading turns file %s: %w (it is shorter than when it was read)", tf.path, errTurnsChanged)
+	}
+	out := make([]TurnSpec, 0, s.turns)
+	var r *bufio.Reader
+	for _, sg := range s.segs {
+		sr := io.NewSectionReader(f, sg.off, sg.end-sg.off)
+		if r == nil {
+			r = bufio.NewReaderSize(sr, 64<<10)
+		} else {
+			r.Reset(sr)
+		}
+		n := 0
+		offset := sg.off
+		for lineNo := sg.line; offset < sg.end; lineNo++ {
+			line, size, err := readLine(r, maxTurnLine)
+			start := offset
+			offset += int64(size)
+			if err != nil && !errors.Is(err, io.EOF) || size == 0 {
+				return nil, fmt.Errorf("reading turns file %s: line %d: %w (%v)", tf.path, lineNo, errTurnsChanged, err)
+			}
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			ts, ds := decodeTurnLine(tf.path, tf.dir, lineNo, line, tf.defaultCandidate)
+			if ts == nil || ts.Candidate != candidate {
+				return nil, fmt.Errorf("reading turns file %s: line %d: %w: %v", tf.path, lineNo, errTurnsChanged, ds)
+			}
+			ts.inline = &lineRef{path: tf.path, offset: start, n: len(line), file: ref}
+			ts.Root = tf.root
+			out = append(out, *ts)
+			n++
+		}
+		if n != sg.turns {
+			return nil, fmt.Errorf("reading turns file %s: lines %d on: %w", tf.path, sg.line, errTurnsChanged)
+		}
+	}
+	return out, nil
+}
+
+// indexTurnsFile reads a turns file once, checking every line, and returns
+// its candidates (in the order they first appear) with their turns left in
+// the file; ReadTurnsFile documents the rest.
+func indexTurnsFile(path, defaultCandidate string, opts ...ReadOption) ([]*Input, diag.List, error) {
+	f, err := openInput(path, "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading turns file: %w", err)
+	}
+	defer f.Close()
+	if defaultCandidate == "" {
+		defaultCandidate = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	tf := &turnsFile{path: path, dir: filepath.Dir(path), defaultCandidate: defaultCandidate}
+	tf.root = tf.dir
+	if readConfigOf(opts).allowOutside {
+		tf.root = ""
+	}
+	ix := &indexer{file: tf, byName: map[string]*Input{}, labels: map[string]uint32{}, seen: turnSet{}}
+	r := bufio.NewReaderSize(f, 64<<10)
+	var offset int64
+	for lineNo := 1; ; lineNo++ {
+		line, n, err := readLine(r, maxTurnLine)
+		start := offset
+		offset += int64(n)
+		if errors.Is(err, io.EOF) && len(line) == 0 {
+			break
+		}
+		pos := diag.Pos{File: path, Line: lineNo, Col: 1}
+		if errors.Is(err, errLineTooLong) {
+			ix.diags = append(ix.diags, diag.Errorf(pos, codeTurnsSyntax, "line longer than %d MiB", maxTurnLine>>20))
+			ix.last = nil
+			continue
+		} else if err != nil && !errors.Is(err, io.EOF) {
+			return nil, nil, fmt.Errorf("reading turns file %s: %w", path, err)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			if ix.last != nil {
+				ix.last.end = offset
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			continue
+		}
+		ts, ds := decodeTurnLine(path, tf.dir, lineNo, line, defaultCandidate)
+		ix.diags = append(ix.diags, ds...)
+		ix.add(ts, pos, start, offset)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	tf.size = offset
+	if err := ix.firstLines(); err != nil {
+		return nil, nil, err
+	}
+	return ix.inputs, ix.diags, nil
+}
+
+// indexer is indexTurnsFile's state.
+type indexer struct {
+	file   *turnsFile
+	inputs []*Input
+	byName map[string]*Input
+	diags  diag.List
+	last   *segment // the segment the previous good line is in; nil after a bad line
+
+	// labels numbers each label read, so that seen holds a bit per turn.
+	labels map[string]uint32
+	seen   turnSet
+	// dups are the duplicate turns, each with its diagnostic's index in
+	// diags: the line of the turn's first occurrence is filled in once the
+	// file is read (firstLines).
+	dups []dupTurn
+}
+
+type dupTurn struct {
+	id   turnID
+	diag int
+}
+
+// add indexes one decoded line (ts nil: a bad line) spanning [start, end).
+func (ix *indexer) add(ts *TurnSpec, pos diag.Pos, start, end int64) {
+	if ts == nil {
+		ix.last = nil
+		return
+	}
+	in := ix.byName[ts.Candidate]
+	if in == nil {
+		in = &Input{Candidate: ts.Candidate, src: &turnsSource{file: ix.file}}
+		ix.byName[ts.Candidate] = in
+		ix.inputs = append(ix.inputs, in)
+	}
+	label, ok := ix.labels[ts.Label]
+	if !ok {
+		label = uint32(len(ix.labels))
+		ix.labels[ts.Label] = label
+	}
+	if !ix.seen.add(in.src, ts.Epoch, label) {
+		epoch := ""
+		if ts.Epoch > 1 {
+			epoch = fmt.Sprintf(" in epoch %d", ts.Epoch)
+		}
+		ix.dups = append(ix.dups, dupTurn{id: turnID{ts.Candidate, ts.Label, ts.Epoch}, diag: len(ix.diags)})
+		ix.diags = append(ix.diags, diag.Errorf(pos, codeTurnsLabel, "candidate %q already has a turn for %q%s", ts.Candidate, ts.Label, epoch))
+		ix.last = nil
+		return
+	}
+	src := in.src
+	if ix.last == nil || len(src.segs) == 0 || ix.last != &src.segs[len(src.segs)-1] {
+		src.segs = append(src.segs, segment{off: start, line: pos.Line})
+	}
+	ix.last = &src.segs[len(src.segs)-1]
+	ix.last.end = end
+	ix.last.turns++
+	src.turns++
+}
+
+// firstLines completes each duplicate's diagnostic with the line of the
+// turn's first occurrence, reading the file again up to the last duplicate
+// (only a file with duplicates is read again).
+func (ix *indexer) firstLines() error {
+	if len(ix.dups) == 0 {
+		return nil
+	}
+	first := make(map[turnID]int, len(ix.dups))
+	for _, d := range ix.dups {
+		first[d.id] = 0
+	}
+	lastLine := ix.diags[ix.dups[len(ix.dups)-1].diag].Pos.Line
+	tf := ix.file
+	f, err := openInput(tf.path, "")
+	if err != nil {
+		return fmt.Errorf("reading turns file: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	for lineNo := 1; lineNo < lastLine; lineNo++ {
+		line, _, err := readLine(r, maxTurnLine)
+		if err != nil && !errors.Is(err, errLineTooLong) {
+			return fmt.Errorf("reading turns file %s: line %d: %w (%v)", tf.path, lineNo, errTurnsChanged, err)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		ts, _ := decodeTurnLine(tf.path, tf.dir, lineNo, line, tf.defaultCandidate)
+		if ts == nil {
+			continue
+		}
+		id := turnID{ts.Candidate, ts.Label, ts.Epoch}
+		if l, ok := first[id]; ok && l == 0 {
+			first[id] = lineNo
+		}
+	}
+	for _, d := range ix.dups {
+		ix.diags[d.diag].Message += fmt.Sprintf(" (line %d)", first[d.id])
+	}
+	return nil
+}
+
+// turnSet is a set of turns (candidate, epoch, label number), a bit each,
+// in blocks of 512 labels: a file of C candidates answering T tasks holds
+// about C×T/8 bytes.
+type turnSet map[turnBlock]*[8]uint64
+
+type turnBlock struct {
+	src   *turnsSource
+	epoch int
+	block uint32
+}
+
+// add adds a turn and reports whether it was new.
+func (s turnSet) add(src *turnsSource, epoch int, label uint32) bool {
+	k := turnBlock{src: src, epoch: epoch, block: label >> 9}
+	b := s[k]
+	if b == nil {
+		b = new([8]uint64)
+		s[k] = b
+	}
+	w, bit := (label>>6)&7, uint64(1)<<(label&63)
+	if b[w]&bit != 0 {
+		return false
+	}
+	b[w] |= bit
+	return true
+}
