@@ -39,7 +39,7 @@ type rpcClient struct {
 	conn *grpc.ClientConn
 }
 
-func (c *rpcClient) scoreRaw(ctx context.Context, req []byte) (*scorerpb.ScoreResponse, error) {
+func (c *rpcClient) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (*scorerpb.ScoreResponse, error) {
 	return scorerpb.ScoreRaw(ctx, c.conn, req)
 }
 

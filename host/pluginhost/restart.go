@@ -157,11 +157,12 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]batchrun.Outc
 	if err != nil {
 		return nil, err
 	}
-	req, err := scorerpb.MarshalCases(make([]byte, 0, int(p.perCase.Load())*(len(cases)+1)), cases)
+	req := scorerpb.NewRawMessage(int(p.perCase.Load()) * (len(cases) + 1))
+	req.B, err = scorerpb.MarshalCases(req.B, cases)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", p.entry.ID, err)
 	}
-	p.perCase.Store(int64(len(req) / max(len(cases), 1)))
+	p.perCase.Store(int64(len(req.B) / max(len(cases), 1)))
 	deadline := p.h.deadline(len(cases))
 	cctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"runtime"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -22,6 +23,7 @@ type server struct {
 	desc   sdk.Description
 	logger hclog.Logger
 	limit  int
+	dec    *scorerpb.Decoder // shares tasks and snapshots across batches
 }
 
 func (v *server) Describe(context.Context, *scorerpb.DescribeRequest) (*scorerpb.DescribeResponse, error) {
@@ -36,10 +38,16 @@ func (v *server) Score(ctx context.Context, req *scorerpb.ScoreRequest) (*scorer
 	return v.score(ctx, cases), nil
 }
 
-// scoreRaw is Score for the request's bytes, read by
-// scorerpb.UnmarshalCases (see fast.go).
+// scoreRaw is Score for the request's bytes, read by the server's
+// scorerpb.Decoder (see fast.go); the bytes go back to the transport's pool
+// once read.
 func (v *server) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (*scorerpb.ScoreResponse, error) {
-	cases, err := scorerpb.UnmarshalCases(req.B)
+	dec := v.dec
+	if dec == nil {
+		dec = new(scorerpb.Decoder)
+	}
+	cases, err := dec.Unmarshal(req.B)
+	req.Free()
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
 	}
@@ -85,7 +93,7 @@ func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	s.RegisterService(serviceDesc(), &server{s: p.Impl, desc: p.Desc, logger: logger, limit: p.Limit})
+	s.RegisterService(serviceDesc(), &server{s: p.Impl, desc: p.Desc, logger: logger, limit: p.Limit, dec: new(scorerpb.Decoder)})
 	return nil
 }
 
@@ -100,8 +108,11 @@ func Plugins(p *Plugin) map[int]plugin.PluginSet {
 }
 
 // GRPCServerFunc builds the plugin's gRPC server with message limits large
-// enough for big batches.
+// enough for big batches. Calls run on a few long-lived workers rather than
+// a new goroutine each, so the stack a batch's decoding grows serves the
+// next batch.
 func GRPCServerFunc(opts []grpc.ServerOption) *grpc.Server {
-	opts = append(opts, grpc.MaxRecvMsgSize(scorerpb.MaxMessage), grpc.MaxSendMsgSize(scorerpb.MaxMessage), grpc.ForceServerCodecV2(scorerpb.RawCodec{}))
+	opts = append(opts, grpc.MaxRecvMsgSize(scorerpb.MaxMessage), grpc.MaxSendMsgSize(scorerpb.MaxMessage), grpc.ForceServerCodecV2(scorerpb.RawCodec{}),
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))))
 	return grpc.NewServer(opts...)
 }
