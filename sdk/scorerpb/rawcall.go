@@ -2,6 +2,7 @@ package scorerpb
 
 import (
 	"context"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
@@ -29,9 +30,27 @@ type RawMessage struct {
 // message once; the transport returns the buffer to the pool when it has
 // written it, so B must not be used after the call.
 func NewRawMessage(size int) *RawMessage {
-	p := mem.DefaultBufferPool().Get(size)
+	p := batchPool.Get(size)
 	return &RawMessage{B: (*p)[:0], pooled: true}
 }
+
+// batchPool holds the buffers of whole requests. Unlike gRPC's default pool
+// it does not clear a buffer it hands out: every byte of it is written
+// (MarshalCases appends, MaterializeToBuffer copies) before it is read.
+var batchPool mem.BufferPool = &bytePool{}
+
+type bytePool struct{ p sync.Pool }
+
+func (b *bytePool) Get(size int) *[]byte {
+	if v, ok := b.p.Get().(*[]byte); ok && cap(*v) >= size {
+		*v = (*v)[:size]
+		return v
+	}
+	buf := make([]byte, size)
+	return &buf
+}
+
+func (b *bytePool) Put(buf *[]byte) { b.p.Put(buf) }
 
 // Free releases the bytes of a received message to the transport's pool;
 // B must not be used afterwards. Anything decoded from B must not point
@@ -59,7 +78,7 @@ func (c RawCodec) Marshal(v any) (mem.BufferSlice, error) {
 		if r.pooled {
 			b := r.B
 			r.B, r.pooled = nil, false
-			return mem.BufferSlice{mem.NewBuffer(&b, mem.DefaultBufferPool())}, nil
+			return mem.BufferSlice{mem.NewBuffer(&b, batchPool)}, nil
 		}
 		return mem.BufferSlice{mem.SliceBuffer(r.B)}, nil
 	}
@@ -69,7 +88,7 @@ func (c RawCodec) Marshal(v any) (mem.BufferSlice, error) {
 // Unmarshal decodes data into v.
 func (c RawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if r, ok := v.(*RawMessage); ok {
-		r.buf = data.MaterializeToBuffer(mem.DefaultBufferPool())
+		r.buf = data.MaterializeToBuffer(batchPool)
 		r.B = r.buf.ReadOnlyData()
 		return nil
 	}
