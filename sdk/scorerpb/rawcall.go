@@ -5,9 +5,11 @@ import (
 	"sync"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
 )
 
 // RawMessage is a message carried as its protobuf bytes: MarshalCases
@@ -97,6 +99,23 @@ func (c RawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 
 // Name is the codec's content subtype.
 func (RawCodec) Name() string { return protocodec.Name }
+
+// ScoreRawResults is ScoreRaw reading the response's bytes straight into
+// results (UnmarshalResults). A response it cannot read fails the call as
+// one the generated code cannot read does.
+func ScoreRawResults(ctx context.Context, conn grpc.ClientConnInterface, req *RawMessage, opts ...grpc.CallOption) ([]WireResult, error) {
+	out := new(RawMessage)
+	opts = append([]grpc.CallOption{grpc.ForceCodecV2(RawCodec{})}, opts...)
+	if err := conn.Invoke(ctx, Scorer_Score_FullMethodName, req, out, opts...); err != nil {
+		return nil, err
+	}
+	defer out.Free()
+	res, err := UnmarshalResults(out.B)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "grpc: failed to unmarshal the received message: %v", err)
+	}
+	return res, nil
+}
 
 // ScoreRaw makes one Score call on conn with a request already written
 // (by MarshalCases): the same call as ScorerClient.Score with the request

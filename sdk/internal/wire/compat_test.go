@@ -58,8 +58,9 @@ func compatCases() []*sdk.Case {
 }
 
 // TestProtocolOnePluginsKeepWorking covers issue 16's compatibility rule:
-// the direct reader and writer (scorerpb.MarshalCases, UnmarshalCases)
-// speak protocol 1 unchanged, so a plugin built against the previous SDK
+// the direct readers and writers (scorerpb.MarshalCases, UnmarshalCases for
+// the request; AppendResult, UnmarshalResults for the response) speak
+// protocol 1 unchanged, so a plugin built against the previous SDK
 // (the generated ScoreRequest handler) answers a current host, and a
 // current plugin answers a host that still sends a generated ScoreRequest;
 // every combination gives the same results, batch after batch (a current
@@ -97,7 +98,15 @@ func TestProtocolOnePluginsKeepWorking(t *testing.T) {
 			if req.B, err = scorerpb.MarshalCases(req.B, cases); err != nil {
 				return nil, err
 			}
-			return scorerpb.ScoreRaw(ctx, c, req)
+			res, err := scorerpb.ScoreRawResults(ctx, c, req)
+			if err != nil {
+				return nil, err
+			}
+			resp := &scorerpb.ScoreResponse{}
+			for _, r := range res {
+				resp.Results = append(resp.Results, scorerpb.ResultToProto(r.CaseID, r.Result, r.Err))
+			}
+			return resp, nil
 		},
 	}
 	var want *scorerpb.ScoreResponse

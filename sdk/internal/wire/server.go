@@ -35,13 +35,15 @@ func (v *server) Score(ctx context.Context, req *scorerpb.ScoreRequest) (*scorer
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
 	}
-	return v.score(ctx, cases), nil
+	return response(cases, v.score(ctx, cases)), nil
 }
 
 // scoreRaw is Score for the request's bytes, read by the server's
 // scorerpb.Decoder (see fast.go); the bytes go back to the transport's pool
-// once read.
-func (v *server) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (*scorerpb.ScoreResponse, error) {
+// once read. The response is written as bytes too (scorerpb.AppendResult),
+// or as the generated message when a result holds a string that is not
+// UTF-8, so that it fails as it always did.
+func (v *server) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (any, error) {
 	dec := v.dec
 	if dec == nil {
 		dec = new(scorerpb.Decoder)
@@ -51,12 +53,20 @@ func (v *server) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (*score
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
 	}
-	return v.score(ctx, cases), nil
+	outs := v.score(ctx, cases)
+	resp := scorerpb.NewRawMessage(0)
+	for i, o := range outs {
+		var ok bool
+		if resp.B, ok = scorerpb.AppendResult(resp.B, cases[i].ID, o.Result, o.Err); !ok {
+			return response(cases, outs), nil
+		}
+	}
+	return resp, nil
 }
 
-func (v *server) score(ctx context.Context, cases []*sdk.Case) *scorerpb.ScoreResponse {
+// score scores the cases and logs the ones that failed.
+func (v *server) score(ctx context.Context, cases []*sdk.Case) []batchrun.Outcome {
 	outs := batchrun.Score(ctx, v.s, cases, v.limit)
-	resp := &scorerpb.ScoreResponse{Results: make([]*scorerpb.Result, len(cases))}
 	cancelled := 0
 	for i, o := range outs {
 		if o.Err != nil && ctx.Err() != nil && errors.Is(o.Err, ctx.Err()) {
@@ -68,10 +78,18 @@ func (v *server) score(ctx context.Context, cases []*sdk.Case) *scorerpb.ScoreRe
 			}
 			v.logger.Error("case failed", args...)
 		}
-		resp.Results[i] = scorerpb.ResultToProto(cases[i].ID, o.Result, o.Err)
 	}
 	if cancelled > 0 {
 		v.logger.Info("batch cancelled by the host", "cases", cancelled, "error", ctx.Err())
+	}
+	return outs
+}
+
+// response is the generated message of the outcomes.
+func response(cases []*sdk.Case, outs []batchrun.Outcome) *scorerpb.ScoreResponse {
+	resp := &scorerpb.ScoreResponse{Results: make([]*scorerpb.Result, len(cases))}
+	for i, o := range outs {
+		resp.Results[i] = scorerpb.ResultToProto(cases[i].ID, o.Result, o.Err)
 	}
 	return resp
 }
