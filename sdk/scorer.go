@@ -130,7 +130,10 @@ type Upstream struct {
 
 // Case is one turn to score. Parts the scorer did not declare in Needs are
 // left empty by the host. Cases of one batch that share a snapshot share the
-// same *Snapshot, so a scorer may index it once (sdk.SnapshotCache).
+// same *Snapshot, so a scorer may index it once (sdk.SnapshotCache); a
+// plugin also gives later batches with the same snapshot, or the same task,
+// the values it decoded before. Snapshots and tasks are shared: read them,
+// never change them.
 type Case struct {
 	ID          string     `json:"id"` // unique within a batch
 	Task        Task       `json:"task"`

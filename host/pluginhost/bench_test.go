@@ -122,20 +122,31 @@ func BenchmarkScore1000(b *testing.B) {
 	defer oop.Close()
 	inp := pluginhost.New(&pluginhost.Manifest{}, pluginhost.WithInProcess(toolsequence.New()))
 	scoreAll(b, oop, cases[:batchSize], batchSize, 1) // launch outside the timing
-	var oopTime, inTime time.Duration
+	var oopTime, inTime, oopCPU, inCPU time.Duration
 	for b.Loop() {
+		self0, kids0 := cpuTime()
 		start := time.Now()
 		scoreAll(b, oop, cases, batchSize, workers)
 		oopTime += time.Since(start)
+		self1, kids1 := cpuTime()
 		start = time.Now()
 		scoreAll(b, inp, cases, batchSize, workers)
 		inTime += time.Since(start)
+		self2, _ := cpuTime()
+		oopCPU += self1 - self0 + kids1 - kids0
+		inCPU += self2 - self1
 	}
 	turns := float64(b.N * len(cases))
 	oopRate, inRate := turns/oopTime.Seconds(), turns/inTime.Seconds()
 	b.ReportMetric(oopRate, "oop_turns/s")
 	b.ReportMetric(inRate, "inproc_turns/s")
 	b.ReportMetric(oopRate/inRate, "oop/inproc")
+	// CPU time (host and plugin, user + system) per 1,000 turns, and the
+	// in-process share of it: what the ratio is bound by on a machine whose
+	// cores are all busy.
+	b.ReportMetric(oopCPU.Seconds()*1000/turns*1000, "oop_cpu_ms/1k")
+	b.ReportMetric(inCPU.Seconds()*1000/turns*1000, "inproc_cpu_ms/1k")
+	b.ReportMetric(inCPU.Seconds()/oopCPU.Seconds(), "cpu_inproc/oop")
 }
 
 // benchTraces renders n harness traces of 200 lines each (20 tool calls with

@@ -33,14 +33,15 @@ func (clientPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.
 }
 
 // rpcClient is the generated client plus the connection, on which Score
-// batches are sent as bytes written by scorerpb.MarshalCases.
+// batches are sent as bytes written by scorerpb.MarshalCases and their
+// results read by scorerpb.UnmarshalResults.
 type rpcClient struct {
 	scorerpb.ScorerClient
 	conn *grpc.ClientConn
 }
 
-func (c *rpcClient) scoreRaw(ctx context.Context, req []byte) (*scorerpb.ScoreResponse, error) {
-	return scorerpb.ScoreRaw(ctx, c.conn, req)
+func (c *rpcClient) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) ([]scorerpb.WireResult, error) {
+	return scorerpb.ScoreRawResults(ctx, c.conn, req)
 }
 
 // instance is one running plugin process.

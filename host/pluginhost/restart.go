@@ -157,11 +157,12 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]batchrun.Outc
 	if err != nil {
 		return nil, err
 	}
-	req, err := scorerpb.MarshalCases(make([]byte, 0, int(p.perCase.Load())*(len(cases)+1)), cases)
+	req := scorerpb.NewRawMessage(int(p.perCase.Load()) * (len(cases) + 1))
+	req.B, err = scorerpb.MarshalCases(req.B, cases)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", p.entry.ID, err)
 	}
-	p.perCase.Store(int64(len(req) / max(len(cases), 1)))
+	p.perCase.Store(int64(len(req.B) / max(len(cases), 1)))
 	deadline := p.h.deadline(len(cases))
 	cctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
@@ -187,21 +188,21 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]batchrun.Outc
 	return outs, nil
 }
 
-func (p *proc) decode(cases []*scorer.Case, resp *scorerpb.ScoreResponse) ([]batchrun.Outcome, error) {
-	if err := scorerpb.CheckResults(cases, resp); err != nil {
+func (p *proc) decode(cases []*scorer.Case, res []scorerpb.WireResult) ([]batchrun.Outcome, error) {
+	if err := scorerpb.CheckWireResults(cases, res); err != nil {
 		return nil, err
 	}
 	outs := make([]batchrun.Outcome, len(cases))
-	for i, r := range resp.GetResults() {
-		sr, err := scorerpb.ResultFromProto(r)
+	for i, r := range res {
+		err := r.Err
 		if err == nil {
-			err = batchrun.ValidateResult(sr)
+			err = batchrun.ValidateResult(r.Result)
 		}
 		if err != nil {
 			outs[i] = batchrun.Outcome{Err: fmt.Errorf("plugin %s: %w", p.entry.ID, err)}
 			continue
 		}
-		outs[i] = batchrun.Outcome{Result: sr}
+		outs[i] = batchrun.Outcome{Result: r.Result}
 	}
 	return outs, nil
 }

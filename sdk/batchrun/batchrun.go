@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/assay-eval/assay/sdk"
 	"github.com/assay-eval/assay/sdk/scorerpb"
@@ -61,19 +62,21 @@ func Score(ctx context.Context, s Scorer, cases []*sdk.Case, limit int) []Outcom
 		}
 		return out
 	}
-	sem := make(chan struct{}, limit)
+	// A few workers take the cases in turn, rather than a goroutine a
+	// case: a worker's stack, once grown by a scorer, serves the next case.
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i, c := range cases {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			out[i] = Outcome{Err: fmt.Errorf("scoring case %q: %w", c.ID, ctx.Err())}
-			continue
-		}
+	for range min(limit, len(cases)) {
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i] = scoreOne(ctx, s, c)
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(cases) {
+					return
+				}
+				out[i] = scoreOne(ctx, s, cases[i])
+			}
 		}()
 	}
 	wg.Wait()

@@ -21,7 +21,13 @@ import (
 // in-process, where every turn of a task points at the pack's task).
 // docs/protocol.md ("Performance") describes the wire and this reader.
 func UnmarshalCases(b []byte) ([]*sdk.Case, error) {
-	d := &fastDecoder{names: map[string]string{}, tasks: map[string]sdk.Task{}}
+	return new(Decoder).Unmarshal(b)
+}
+
+// Unmarshal is UnmarshalCases, sharing the tasks and snapshots of earlier
+// batches (see Decoder).
+func (dc *Decoder) Unmarshal(b []byte) ([]*sdk.Case, error) {
+	d := &fastDecoder{names: map[string]string{}, tasks: &dc.tasks}
 	var cases []*sdk.Case
 	var befores, afters []string
 	snaps := map[string]*sdk.Snapshot{}
@@ -39,9 +45,13 @@ func UnmarshalCases(b []byte) ([]*sdk.Case, error) {
 			if err != nil {
 				return err
 			}
-			snap := &sdk.Snapshot{}
-			if err := json.Unmarshal(raw, snap); err != nil {
-				return fmt.Errorf("decoding snapshot %q: %w", ref, err)
+			snap, ok := dc.snaps.get(raw)
+			if !ok {
+				snap = &sdk.Snapshot{}
+				if err := json.Unmarshal(raw, snap); err != nil {
+					return fmt.Errorf("decoding snapshot %q: %w", ref, err)
+				}
+				snap = dc.snaps.put(raw, snap)
 			}
 			snaps[ref] = snap
 		}
@@ -66,8 +76,8 @@ func UnmarshalCases(b []byte) ([]*sdk.Case, error) {
 
 // fastDecoder holds what one batch's cases share.
 type fastDecoder struct {
-	names map[string]string   // event types, phases, tool names
-	tasks map[string]sdk.Task // by the task's bytes
+	names map[string]string // event types, phases, tool names
+	tasks *reuse[sdk.Task]  // by the task's bytes, kept across batches by a Decoder
 }
 
 var errInvalidUTF8 = errors.New("string field contains invalid UTF-8")
@@ -186,7 +196,7 @@ func (d *fastDecoder) decodeCase(b []byte) (c *sdk.Case, before, after string, e
 
 // task decodes a Task, once per distinct encoding in the batch.
 func (d *fastDecoder) task(b []byte) (sdk.Task, error) {
-	if t, ok := d.tasks[string(b)]; ok {
+	if t, ok := d.tasks.get(b); ok {
 		return t, nil
 	}
 	var t sdk.Task
@@ -243,8 +253,7 @@ func (d *fastDecoder) task(b []byte) (sdk.Task, error) {
 		n := int(maxCalls)
 		t.Safety.MaxToolCalls = &n
 	}
-	d.tasks[string(b)] = t
-	return t, nil
+	return d.tasks.put(b, t), nil
 }
 
 func (d *fastDecoder) kpiEntry(b []byte) (k string, val []byte, err error) {

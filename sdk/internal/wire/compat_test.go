@@ -58,11 +58,14 @@ func compatCases() []*sdk.Case {
 }
 
 // TestProtocolOnePluginsKeepWorking covers issue 16's compatibility rule:
-// the direct reader and writer (scorerpb.MarshalCases, UnmarshalCases)
-// speak protocol 1 unchanged, so a plugin built against the previous SDK
+// the direct readers and writers (scorerpb.MarshalCases, UnmarshalCases for
+// the request; AppendResult, UnmarshalResults for the response) speak
+// protocol 1 unchanged, so a plugin built against the previous SDK
 // (the generated ScoreRequest handler) answers a current host, and a
 // current plugin answers a host that still sends a generated ScoreRequest;
-// every combination gives the same results.
+// every combination gives the same results, batch after batch (a current
+// plugin shares decoded tasks and snapshots across batches, and the bytes
+// of a request go back to a pool once read).
 func TestProtocolOnePluginsKeepWorking(t *testing.T) {
 	t.Parallel()
 	cases := compatCases()
@@ -90,11 +93,20 @@ func TestProtocolOnePluginsKeepWorking(t *testing.T) {
 			return scorerpb.NewScorerClient(c).Score(ctx, req)
 		},
 		"current host": func(ctx context.Context, c *grpc.ClientConn) (*scorerpb.ScoreResponse, error) {
-			b, err := scorerpb.MarshalCases(nil, cases)
+			req := scorerpb.NewRawMessage(0)
+			var err error
+			if req.B, err = scorerpb.MarshalCases(req.B, cases); err != nil {
+				return nil, err
+			}
+			res, err := scorerpb.ScoreRawResults(ctx, c, req)
 			if err != nil {
 				return nil, err
 			}
-			return scorerpb.ScoreRaw(ctx, c, b)
+			resp := &scorerpb.ScoreResponse{}
+			for _, r := range res {
+				resp.Results = append(resp.Results, scorerpb.ResultToProto(r.CaseID, r.Result, r.Err))
+			}
+			return resp, nil
 		},
 	}
 	var want *scorerpb.ScoreResponse
@@ -109,22 +121,26 @@ func TestProtocolOnePluginsKeepWorking(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := hosts[hn](context.Background(), conn)
+			// Twice: a current plugin's second batch reuses the tasks and
+			// snapshots of its first (scorerpb.Decoder).
+			for round := range 2 {
+				got, err := hosts[hn](context.Background(), conn)
+				if err != nil {
+					t.Fatalf("%s to %s, batch %d: Score error = %v", hn, sn, round+1, err)
+				}
+				if len(got.GetResults()) != len(cases) || got.GetResults()[0].GetError() != "" {
+					t.Fatalf("%s to %s, batch %d: Score = %v, want %d results", hn, sn, round+1, got, len(cases))
+				}
+				if want == nil {
+					want = got
+					continue
+				}
+				if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+					t.Errorf("%s to %s, batch %d: results differ from the previous host to the previous plugin (-want +got):\n%s", hn, sn, round+1, diff)
+				}
+			}
 			conn.Close()
 			srv.Stop()
-			if err != nil {
-				t.Fatalf("%s to %s: Score error = %v", hn, sn, err)
-			}
-			if len(got.GetResults()) != len(cases) || got.GetResults()[0].GetError() != "" {
-				t.Fatalf("%s to %s: Score = %v, want %d results", hn, sn, got, len(cases))
-			}
-			if want == nil {
-				want = got
-				continue
-			}
-			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-				t.Errorf("%s to %s: results differ from the previous host to the previous plugin (-want +got):\n%s", hn, sn, diff)
-			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"runtime"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -22,6 +23,7 @@ type server struct {
 	desc   sdk.Description
 	logger hclog.Logger
 	limit  int
+	dec    *scorerpb.Decoder // shares tasks and snapshots across batches
 }
 
 func (v *server) Describe(context.Context, *scorerpb.DescribeRequest) (*scorerpb.DescribeResponse, error) {
@@ -33,22 +35,38 @@ func (v *server) Score(ctx context.Context, req *scorerpb.ScoreRequest) (*scorer
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
 	}
-	return v.score(ctx, cases), nil
+	return response(cases, v.score(ctx, cases)), nil
 }
 
-// scoreRaw is Score for the request's bytes, read by
-// scorerpb.UnmarshalCases (see fast.go).
-func (v *server) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (*scorerpb.ScoreResponse, error) {
-	cases, err := scorerpb.UnmarshalCases(req.B)
+// scoreRaw is Score for the request's bytes, read by the server's
+// scorerpb.Decoder (see fast.go); the bytes go back to the transport's pool
+// once read. The response is written as bytes too (scorerpb.AppendResult),
+// or as the generated message when a result holds a string that is not
+// UTF-8, so that it fails as it always did.
+func (v *server) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (any, error) {
+	dec := v.dec
+	if dec == nil {
+		dec = new(scorerpb.Decoder)
+	}
+	cases, err := dec.Unmarshal(req.B)
+	req.Free()
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
 	}
-	return v.score(ctx, cases), nil
+	outs := v.score(ctx, cases)
+	resp := scorerpb.NewRawMessage(0)
+	for i, o := range outs {
+		var ok bool
+		if resp.B, ok = scorerpb.AppendResult(resp.B, cases[i].ID, o.Result, o.Err); !ok {
+			return response(cases, outs), nil
+		}
+	}
+	return resp, nil
 }
 
-func (v *server) score(ctx context.Context, cases []*sdk.Case) *scorerpb.ScoreResponse {
+// score scores the cases and logs the ones that failed.
+func (v *server) score(ctx context.Context, cases []*sdk.Case) []batchrun.Outcome {
 	outs := batchrun.Score(ctx, v.s, cases, v.limit)
-	resp := &scorerpb.ScoreResponse{Results: make([]*scorerpb.Result, len(cases))}
 	cancelled := 0
 	for i, o := range outs {
 		if o.Err != nil && ctx.Err() != nil && errors.Is(o.Err, ctx.Err()) {
@@ -60,10 +78,18 @@ func (v *server) score(ctx context.Context, cases []*sdk.Case) *scorerpb.ScoreRe
 			}
 			v.logger.Error("case failed", args...)
 		}
-		resp.Results[i] = scorerpb.ResultToProto(cases[i].ID, o.Result, o.Err)
 	}
 	if cancelled > 0 {
 		v.logger.Info("batch cancelled by the host", "cases", cancelled, "error", ctx.Err())
+	}
+	return outs
+}
+
+// response is the generated message of the outcomes.
+func response(cases []*sdk.Case, outs []batchrun.Outcome) *scorerpb.ScoreResponse {
+	resp := &scorerpb.ScoreResponse{Results: make([]*scorerpb.Result, len(cases))}
+	for i, o := range outs {
+		resp.Results[i] = scorerpb.ResultToProto(cases[i].ID, o.Result, o.Err)
 	}
 	return resp
 }
@@ -85,7 +111,7 @@ func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	s.RegisterService(serviceDesc(), &server{s: p.Impl, desc: p.Desc, logger: logger, limit: p.Limit})
+	s.RegisterService(serviceDesc(), &server{s: p.Impl, desc: p.Desc, logger: logger, limit: p.Limit, dec: new(scorerpb.Decoder)})
 	return nil
 }
 
@@ -100,8 +126,11 @@ func Plugins(p *Plugin) map[int]plugin.PluginSet {
 }
 
 // GRPCServerFunc builds the plugin's gRPC server with message limits large
-// enough for big batches.
+// enough for big batches. Calls run on a few long-lived workers rather than
+// a new goroutine each, so the stack a batch's decoding grows serves the
+// next batch.
 func GRPCServerFunc(opts []grpc.ServerOption) *grpc.Server {
-	opts = append(opts, grpc.MaxRecvMsgSize(scorerpb.MaxMessage), grpc.MaxSendMsgSize(scorerpb.MaxMessage), grpc.ForceServerCodecV2(scorerpb.RawCodec{}))
+	opts = append(opts, grpc.MaxRecvMsgSize(scorerpb.MaxMessage), grpc.MaxSendMsgSize(scorerpb.MaxMessage), grpc.ForceServerCodecV2(scorerpb.RawCodec{}),
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))))
 	return grpc.NewServer(opts...)
 }

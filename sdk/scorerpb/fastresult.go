@@ -1,0 +1,192 @@
+package scorerpb
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/assay-eval/assay/sdk"
+)
+
+// The plugin writes its ScoreResponse straight from the results
+// (AppendResult) and the host reads it straight into results
+// (UnmarshalResults), as the request is written and read (MarshalCases,
+// UnmarshalCases): the same protocol-1 bytes as ResultToProto and
+// proto.Marshal, and the same results as proto.Unmarshal and
+// ResultFromProto, without the intermediate messages.
+
+// AppendResult appends one entry of a ScoreResponse's results: the bytes
+// proto.Marshal writes for ResultToProto(caseID, r, err). ok is false when
+// a string is not valid UTF-8, which the generated marshaller refuses; the
+// caller then sends the generated message, to fail as it always did.
+func AppendResult(b []byte, caseID string, r *sdk.Result, err error) ([]byte, bool) {
+	if err != nil || r == nil {
+		msg := "scorer returned no result"
+		if err != nil {
+			if msg = err.Error(); msg == "" {
+				msg = "scorer failed"
+			}
+		}
+		if !utf8.ValidString(caseID) || !utf8.ValidString(msg) {
+			return b, false
+		}
+		b = protowire.AppendTag(b, 1, protowire.BytesType)
+		b, _ = nested(b, func(b []byte) ([]byte, error) {
+			b = appendStr(b, 1, caseID)
+			return appendStr(b, 6, msg), nil
+		})
+		return b, true
+	}
+	valid := utf8.ValidString(caseID)
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b, _ = nested(b, func(b []byte) ([]byte, error) {
+		b = appendStr(b, 1, caseID)
+		b = appendDouble(b, 2, r.Score)
+		for i := range r.Checks {
+			c := &r.Checks[i]
+			valid = valid && utf8.ValidString(c.KPI) && utf8.ValidString(c.Detail) && utf8.ValidString(c.FailureTag)
+			b = protowire.AppendTag(b, 3, protowire.BytesType)
+			b, _ = nested(b, func(b []byte) ([]byte, error) {
+				b = appendStr(b, 1, c.KPI)
+				b = appendDouble(b, 2, c.Score)
+				b = appendBool(b, 3, c.Passed)
+				b = appendStr(b, 4, c.Detail)
+				b, valid = appendStrings(b, 5, c.Evidence, valid)
+				return appendStr(b, 6, c.FailureTag), nil
+			})
+		}
+		b, valid = appendStrings(b, 4, r.FailureTags, valid)
+		b, valid = appendStrings(b, 5, r.Diagnostics, valid)
+		return b, nil
+	})
+	return b, valid
+}
+
+// appendStrings appends a repeated string field, every element (empty ones
+// too), and ands valid with whether they are all UTF-8.
+func appendStrings(b []byte, num protowire.Number, ss []string, valid bool) ([]byte, bool) {
+	for _, s := range ss {
+		valid = valid && utf8.ValidString(s)
+		b = protowire.AppendTag(b, num, protowire.BytesType)
+		b = protowire.AppendString(b, s)
+	}
+	return b, valid
+}
+
+// appendDouble appends a proto3 double, left out when it is +0.
+func appendDouble(b []byte, num protowire.Number, f float64) []byte {
+	if math.Float64bits(f) == 0 {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
+	return protowire.AppendFixed64(b, math.Float64bits(f))
+}
+
+// WireResult is one entry of a ScoreResponse as UnmarshalResults reads it:
+// the case it answers, and the result or the scorer's error.
+type WireResult struct {
+	CaseID string
+	Result *sdk.Result
+	Err    error
+}
+
+// UnmarshalResults reads the protobuf bytes of a ScoreResponse: what
+// proto.Unmarshal followed by ResultFromProto gives for each result.
+func UnmarshalResults(b []byte) ([]WireResult, error) {
+	var out []WireResult
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+		if num != 1 || typ != protowire.BytesType {
+			return nil
+		}
+		w, err := readResult(v)
+		if err != nil {
+			return fmt.Errorf("reading result %d: %w", len(out), err)
+		}
+		out = append(out, w)
+		return nil
+	})
+	return out, err
+}
+
+func readResult(b []byte) (WireResult, error) {
+	var w WireResult
+	r := &sdk.Result{}
+	var msg string
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+		var err error
+		var s string
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			w.CaseID, err = str(v)
+		case num == 2 && typ == protowire.Fixed64Type:
+			r.Score = math.Float64frombits(x)
+		case num == 3 && typ == protowire.BytesType:
+			var c sdk.Check
+			if c, err = readCheck(v); err == nil {
+				r.Checks = append(r.Checks, c)
+			}
+		case num == 4 && typ == protowire.BytesType:
+			s, err = str(v)
+			r.FailureTags = append(r.FailureTags, s)
+		case num == 5 && typ == protowire.BytesType:
+			s, err = str(v)
+			r.Diagnostics = append(r.Diagnostics, s)
+		case num == 6 && typ == protowire.BytesType:
+			msg, err = str(v)
+		}
+		return err
+	})
+	if err != nil {
+		return w, err
+	}
+	if msg != "" {
+		w.Err = errors.New(msg)
+		return w, nil
+	}
+	if r.Checks == nil {
+		r.Checks = []sdk.Check{}
+	}
+	w.Result = r
+	return w, nil
+}
+
+func readCheck(b []byte) (sdk.Check, error) {
+	var c sdk.Check
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+		var err error
+		var s string
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			c.KPI, err = str(v)
+		case num == 2 && typ == protowire.Fixed64Type:
+			c.Score = math.Float64frombits(x)
+		case num == 3 && typ == protowire.VarintType:
+			c.Passed = x != 0
+		case num == 4 && typ == protowire.BytesType:
+			c.Detail, err = str(v)
+		case num == 5 && typ == protowire.BytesType:
+			s, err = str(v)
+			c.Evidence = append(c.Evidence, s)
+		case num == 6 && typ == protowire.BytesType:
+			c.FailureTag, err = str(v)
+		}
+		return err
+	})
+	return c, err
+}
+
+// CheckWireResults is CheckResults for results read by UnmarshalResults.
+func CheckWireResults(cases []*sdk.Case, res []WireResult) error {
+	if len(res) != len(cases) {
+		return fmt.Errorf("%d results for %d cases", len(res), len(cases))
+	}
+	for i, r := range res {
+		if r.CaseID != cases[i].ID {
+			return fmt.Errorf("result %d is for case %q, want %q", i, r.CaseID, cases[i].ID)
+		}
+	}
+	return nil
+}

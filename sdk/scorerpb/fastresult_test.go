@@ -1,0 +1,116 @@
+package scorerpb_test
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/scorerpb"
+)
+
+type answer struct {
+	id  string
+	r   *sdk.Result
+	err error
+}
+
+func sampleAnswers() []answer {
+	return []answer{
+		{id: "full", r: &sdk.Result{Score: 0.75, FailureTags: []string{"slow", ""}, Diagnostics: []string{"d"},
+			Checks: []sdk.Check{
+				{KPI: "k", Score: 1, Passed: true, Detail: "ok", Evidence: []string{"e1", "", "e3"}},
+				{KPI: "k2", FailureTag: "missing"},
+			}}},
+		{id: "zero", r: &sdk.Result{}},
+		{id: "negative zero", r: &sdk.Result{Score: math.Copysign(0, -1)}},
+		{id: "error", err: errors.New("scorer broke")},
+		{id: "empty error", err: errors.New("")},
+		{id: "no result"},
+		{id: "", r: &sdk.Result{Score: 0.5, Checks: []sdk.Check{}}},
+	}
+}
+
+// TestAppendResultMatchesProto checks the plugin's direct response writer
+// against ResultToProto and proto.Marshal: the same bytes.
+func TestAppendResultMatchesProto(t *testing.T) {
+	t.Parallel()
+	var got []byte
+	want := &scorerpb.ScoreResponse{}
+	for _, a := range sampleAnswers() {
+		var ok bool
+		if got, ok = scorerpb.AppendResult(got, a.id, a.r, a.err); !ok {
+			t.Fatalf("AppendResult(%q) ok = false, want true", a.id)
+		}
+		want.Results = append(want.Results, scorerpb.ResultToProto(a.id, a.r, a.err))
+	}
+	wantB, err := proto.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, wantB) {
+		t.Errorf("AppendResult() = %x\nwant (proto.Marshal)  %x", got, wantB)
+	}
+	bad := []answer{
+		{id: "\xff", r: &sdk.Result{}},
+		{id: "detail", r: &sdk.Result{Checks: []sdk.Check{{KPI: "k", Detail: "\xfe"}}}},
+		{id: "evidence", r: &sdk.Result{Checks: []sdk.Check{{KPI: "k", Evidence: []string{"\xfe"}}}}},
+		{id: "tag", r: &sdk.Result{FailureTags: []string{"\xfe"}}},
+		{id: "error", err: errors.New("\xfe")},
+	}
+	for _, a := range bad {
+		if _, ok := scorerpb.AppendResult(nil, a.id, a.r, a.err); ok {
+			t.Errorf("AppendResult(%q) with a string that is not UTF-8: ok = true, want false", a.id)
+		}
+		if _, err := proto.Marshal(&scorerpb.ScoreResponse{Results: []*scorerpb.Result{scorerpb.ResultToProto(a.id, a.r, a.err)}}); err == nil {
+			t.Errorf("proto.Marshal(%q) accepts it; the test input is wrong", a.id)
+		}
+	}
+}
+
+// TestUnmarshalResultsMatchesProto checks the host's direct response
+// reader against proto.Unmarshal and ResultFromProto on the same bytes.
+func TestUnmarshalResultsMatchesProto(t *testing.T) {
+	t.Parallel()
+	resp := &scorerpb.ScoreResponse{}
+	for _, a := range sampleAnswers() {
+		resp.Results = append(resp.Results, scorerpb.ResultToProto(a.id, a.r, a.err))
+	}
+	b, err := proto.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, 0xf8, 0x07, 0x01) // an unknown field (127, varint): skipped
+	var back scorerpb.ScoreResponse
+	if err := proto.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	var want []scorerpb.WireResult
+	for _, r := range back.GetResults() {
+		res, err := scorerpb.ResultFromProto(r)
+		want = append(want, scorerpb.WireResult{CaseID: r.GetCaseId(), Result: res, Err: err})
+	}
+	got, err := scorerpb.UnmarshalResults(b)
+	if err != nil {
+		t.Fatalf("UnmarshalResults() error = %v", err)
+	}
+	errText := cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) && (a == nil || a.Error() == b.Error()) })
+	if diff := cmp.Diff(want, got, errText); diff != "" {
+		t.Errorf("UnmarshalResults() (-proto +direct):\n%s", diff)
+	}
+	for name, bad := range map[string][]byte{
+		"truncated":    b[:len(b)-5],
+		"invalid utf8": {0x0a, 0x04, 0x0a, 0x02, 0xff, 0xfe},
+	} {
+		if proto.Unmarshal(bad, &scorerpb.ScoreResponse{}) == nil {
+			t.Fatalf("%s: proto.Unmarshal accepts %x; the test input is wrong", name, bad)
+		}
+		if _, err := scorerpb.UnmarshalResults(bad); err == nil {
+			t.Errorf("UnmarshalResults(%s) error = nil, want an error", name)
+		}
+	}
+}

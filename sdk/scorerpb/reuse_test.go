@@ -1,0 +1,130 @@
+package scorerpb_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"google.golang.org/grpc/mem"
+
+	"github.com/assay-eval/assay/sdk"
+	"github.com/assay-eval/assay/sdk/scorerpb"
+)
+
+// TestDecoderSharesAcrossBatches checks that a Decoder reads every batch
+// as UnmarshalCases does, and that a later batch with the same snapshot and
+// task bytes gets the values of the first (one *sdk.Snapshot, one task),
+// also when batches are decoded concurrently.
+func TestDecoderSharesAcrossBatches(t *testing.T) {
+	t.Parallel()
+	cases, _, _ := sampleCases()
+	b, err := scorerpb.MarshalCases(nil, cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := *cases[0]
+	changed.StateAfter = &sdk.Snapshot{Tasks: []sdk.StateTask{{ID: "t9", Title: "other"}}}
+	other, err := scorerpb.MarshalCases(nil, []*sdk.Case{&changed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := scorerpb.UnmarshalCases(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := new(scorerpb.Decoder)
+	first, err := dec.Unmarshal(b)
+	if err != nil {
+		t.Fatalf("Decoder.Unmarshal() error = %v", err)
+	}
+	var wg sync.WaitGroup
+	got := make([][]*sdk.Case, 8)
+	errs := make([]error, len(got))
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = dec.Unmarshal(b)
+		}()
+	}
+	wg.Wait()
+	for i, g := range got {
+		if errs[i] != nil {
+			t.Fatalf("Decoder.Unmarshal() again error = %v", errs[i])
+		}
+		if diff := cmp.Diff(want, g, ignoreIndex, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Decoder.Unmarshal() of a later batch (-UnmarshalCases +Decoder):\n%s", diff)
+		}
+		if g[0].StateAfter != first[0].StateAfter || g[0].StateBefore != first[0].StateBefore {
+			t.Errorf("Decoder.Unmarshal() of a later batch: snapshot not shared with the first batch")
+		}
+		if g[0].Task.Safety.MaxToolCalls != first[0].Task.Safety.MaxToolCalls {
+			t.Errorf("Decoder.Unmarshal() of a later batch: task not shared with the first batch")
+		}
+	}
+	o, err := dec.Unmarshal(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o[0].StateAfter == first[0].StateAfter || len(o[0].StateAfter.Tasks) != 1 || o[0].StateAfter.Tasks[0].ID != "t9" {
+		t.Errorf("Decoder.Unmarshal() of a batch with another snapshot: StateAfter = %+v, want its own snapshot", o[0].StateAfter)
+	}
+	if o[0].StateBefore != first[0].StateBefore {
+		t.Errorf("Decoder.Unmarshal() of a batch with the same StateBefore: not shared")
+	}
+}
+
+// TestRawCodecPooled checks that a message from NewRawMessage is sent as
+// its bytes and handed over to the transport, and that a received message
+// holds the whole payload until Free.
+func TestRawCodecPooled(t *testing.T) {
+	t.Parallel()
+	m := scorerpb.NewRawMessage(16)
+	m.B = append(m.B, "a batch"...)
+	bs, err := scorerpb.RawCodec{}.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(bs.Materialize()); got != "a batch" {
+		t.Errorf("RawCodec.Marshal() = %q, want %q", got, "a batch")
+	}
+	if m.B != nil {
+		t.Errorf("after RawCodec.Marshal(), B = %q, want nil (the transport owns the bytes)", m.B)
+	}
+	bs.Free()
+
+	var r scorerpb.RawMessage
+	in := mem.BufferSlice{mem.SliceBuffer("one "), mem.SliceBuffer("two")}
+	if err := (scorerpb.RawCodec{}).Unmarshal(in, &r); err != nil {
+		t.Fatal(err)
+	}
+	if string(r.B) != "one two" {
+		t.Errorf("RawCodec.Unmarshal() B = %q, want %q", r.B, "one two")
+	}
+	r.Free()
+	if r.B != nil {
+		t.Errorf("after Free, B = %q, want nil", r.B)
+	}
+}
+
+func BenchmarkDecoderUnmarshal(b *testing.B) {
+	cases, _, _ := sampleCases()
+	for i := range 60 {
+		c := *cases[i%len(cases)]
+		c.ID = fmt.Sprint(i)
+		cases = append(cases, &c)
+	}
+	buf, err := scorerpb.MarshalCases(nil, cases)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dec := new(scorerpb.Decoder)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := dec.Unmarshal(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
