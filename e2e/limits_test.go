@@ -37,7 +37,11 @@ func peakRSS(t testing.TB, args ...string) (result, float64) {
 	if peak == 0 {
 		t.Skip("no /proc/PID/status VmHWM on this platform")
 	}
-	return result{code: code, stdout: so.String(), stderr: se.String()}, float64(peak) / (1 << 20)
+	var cpu float64
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = (ps.UserTime() + ps.SystemTime()).Seconds()
+	}
+	return result{code: code, stdout: so.String(), stderr: se.String(), cpu: cpu}, float64(peak) / (1 << 20)
 }
 
 // writeLines writes n lines made by line(i) to path, buffered.

@@ -77,6 +77,7 @@ func goBuild(out, pkg string) error {
 type result struct {
 	code           int
 	stdout, stderr string
+	cpu            float64 // user + system seconds, children included (peakRSS only)
 }
 
 // run runs assay with the test's plugin dir and the given database.

@@ -81,6 +81,7 @@ func verifyAnswers(b *testing.B, tasks, candidates int, db func() string) {
 		b.ReportMetric(d.Seconds(), "s/verify")
 		b.ReportMetric(float64(d.Microseconds())/float64(n), "µs/turn")
 		b.ReportMetric(rss, "peak-RSS-MB")
+		b.ReportMetric(res.cpu/float64(n)*1e6, "cpu-µs/turn")
 	}
 }
 
