@@ -44,6 +44,12 @@ type decoder struct {
 	runes      []rune
 	asciiLine  int // the line asciiUpTo describes
 	asciiUpTo  int // the byte offset of the first non-ASCII byte of asciiLine, or its length
+	// When the pack is read task by task (split.go): where the tasks are,
+	// the node standing for the tasks' list, and whether a task could not be
+	// read that way.
+	split       *taskSplit
+	splitSeq    *node
+	splitFailed bool
 }
 
 func (d *decoder) errf(pos diag.Pos, code, subject, format string, args ...any) {
@@ -87,6 +93,9 @@ func (d *decoder) pack(root *node) *Pack {
 				}
 			}
 			labels := map[string]labelUse{}
+			if d.split != nil && v == d.splitSeq {
+				d.splitTasks(p, personas, labels)
+			}
 			for i, item := range v.items {
 				if t := d.task(item, i, personas, p.Personas, labels); t != nil {
 					p.Tasks = append(p.Tasks, t)

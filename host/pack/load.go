@@ -71,47 +71,52 @@ func tooLarge(pos diag.Pos, size int64) diag.Diagnostic {
 // pack is nil when any of them is an error. Only a YAML syntax error (or an
 // empty, oversized or mis-encoded file) stops the checking early.
 func Parse(file string, src []byte, opts Options) (*Pack, diag.List) {
-	c := &collector{}
-	p := parse(file, src, opts, c)
-	list := c.list
-	list.Sort()
-	list = list.Cap(MaxDiagnostics)
-	if list.HasErrors() {
-		return nil, list
-	}
+	p, list, _ := parseWith(file, src, opts, true)
 	return p, list
 }
 
-func parse(file string, src []byte, opts Options, c *collector) *Pack {
+// parseWith is Parse, reading the pack task by task when split is set and
+// the pack allows it (split.go); split reports whether it did.
+func parseWith(file string, src []byte, opts Options, split bool) (p *Pack, list diag.List, didSplit bool) {
+	c := &collector{}
+	p, didSplit = parse(file, src, opts, c, split)
+	list = c.list
+	list.Sort()
+	list = list.Cap(MaxDiagnostics)
+	if list.HasErrors() {
+		return nil, list, didSplit
+	}
+	return p, list, didSplit
+}
+
+func parse(file string, src []byte, opts Options, c *collector, split bool) (*Pack, bool) {
 	start := diag.Pos{File: file, Line: 1, Col: 1}
 	if len(src) > MaxSize {
 		c.add(tooLarge(start, int64(len(src))), "")
-		return nil
+		return nil, false
 	}
 	if len(bytes.TrimSpace(src)) == 0 {
 		c.add(diag.Errorf(start, CodeEmpty, "the pack is empty; want a YAML mapping with company, personas, tasks and scoring"), "")
-		return nil
+		return nil, false
 	}
 	if d, ok := checkEncoding(file, src); !ok {
 		c.add(d, "")
-		return nil
-	}
-	doc, ok := parseYAML(file, src, c)
-	if !ok {
-		return nil
-	}
-	b := newBuilder(file, c)
-	root := b.build(doc)
-	if b.stopped {
-		return nil
+		return nil, false
 	}
 	schema := opts.Schema
 	if schema == nil {
 		schema = EmbeddedSchema()
 	}
-	d := &decoder{file: file, src: src, schema: schema, opts: opts, c: c}
-	p := d.pack(root)
-	validateSchema(schema, root, d)
+	var p *Pack
+	if split {
+		p = decodeSplit(file, src, schema, opts, c)
+	}
+	didSplit := p != nil
+	if p == nil {
+		if p = decodeWhole(file, src, schema, opts, c); p == nil {
+			return nil, false
+		}
+	}
 	sum := sha256.Sum256(src)
 	p.Path, p.SHA256, p.Source = file, hex.EncodeToString(sum[:]), src
 	// The checks run whatever else is wrong, on what decoded, so that one
@@ -122,8 +127,71 @@ func parse(file string, src []byte, opts Options, c *collector) *Pack {
 		}
 	}
 	if c.hasErrors() {
+		return nil, didSplit
+	}
+	return p, didSplit
+}
+
+// decodeWhole reads the pack as one YAML document: its syntax, its
+// structure, the load rules and the schema. It returns nil when the YAML did
+// not parse (or its aliases were refused), having reported why.
+func decodeWhole(file string, src []byte, schema *Schema, opts Options, c *collector) *Pack {
+	doc, ok := parseYAML(file, src, c)
+	if !ok {
 		return nil
 	}
+	b := newBuilder(file, c)
+	root := b.build(doc)
+	if b.stopped {
+		return nil
+	}
+	d := &decoder{file: file, src: src, schema: schema, opts: opts, c: c}
+	p := d.pack(root)
+	validateSchema(schema, root, d)
+	return p
+}
+
+// decodeSplit is decodeWhole task by task (split.go), with its diagnostics
+// added to c; it returns nil, having added nothing, when the pack cannot be
+// read that way.
+func decodeSplit(file string, src []byte, schema *Schema, opts Options, c *collector) *Pack {
+	if schema.split == nil {
+		return nil
+	}
+	sp, ok := splitTasks(src)
+	if !ok {
+		return nil
+	}
+	sc := &collector{}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(sp.skeleton, &doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil
+	}
+	b := newBuilder(file, sc)
+	root := b.build(&doc)
+	if b.anchored || b.stopped || root.kind != kMap {
+		return nil
+	}
+	tk, tv := root.get("tasks")
+	if tk == nil || tk.pos.Line != sp.keyLine || tk.pos.Col != 1 || tv.kind != kNull || tv.y.Kind != yaml.ScalarNode ||
+		tv.y.Value != "" || tv.y.Tag != "!!null" {
+		return nil
+	}
+	seq := &node{kind: kSeq, pos: diag.Pos{File: file, Line: sp.chunks[0].line, Col: sp.indent + 1}, size: 1}
+	for i := range root.keys {
+		if root.items[i] == tv {
+			root.items[i] = seq
+		}
+	}
+	d := &decoder{file: file, src: src, schema: schema, opts: opts, c: sc, split: sp, splitSeq: seq}
+	p := d.pack(root)
+	if d.splitFailed {
+		return nil
+	}
+	rest := root.jsonValue(true).(map[string]any)
+	rest["tasks"] = make([]any, len(sp.chunks))
+	validateNode(schema.split.rest, root, rest, nil, d)
+	c.list, c.seen, c.typed = append(c.list, sc.list...), sc.seen, sc.typed
 	return p
 }
 

@@ -49,11 +49,11 @@ func (d *decoder) scalarPos(n *node) ScalarPos {
 	if y.Kind != yaml.ScalarNode {
 		return sp
 	}
-	runes, ok := d.lineRunes(y.Line) // shared and cached: read only
+	runes, ok := d.lineRunes(n.pos.Line) // shared and cached: read only
 	if !ok {
 		return sp
 	}
-	c := y.Column - 1 // 0-based rune index of the token
+	c := n.pos.Col - 1 // 0-based rune index of the token
 	// Skip node properties (a tag or an anchor) written before the value.
 	for c < len(runes) && (runes[c] == '!' || runes[c] == '&') {
 		for c < len(runes) && runes[c] != ' ' && runes[c] != '\t' {
@@ -70,11 +70,11 @@ func (d *decoder) scalarPos(n *node) ScalarPos {
 	var lines [][]contribution
 	switch sp.Style {
 	case Literal, Folded:
-		lines = d.blockLines(y.Line, runes, c)
+		lines = d.blockLines(n.pos.Line, runes, c)
 	case SingleQuoted, DoubleQuoted:
-		lines = d.quotedLines(y.Line, runes, c, sp.Style == DoubleQuoted, utf8.RuneCountInString(y.Value))
+		lines = d.quotedLines(n.pos.Line, runes, c, sp.Style == DoubleQuoted, utf8.RuneCountInString(y.Value))
 	default:
-		lines = d.plainLines(y.Line, runes, c, utf8.RuneCountInString(y.Value))
+		lines = d.plainLines(n.pos.Line, runes, c, utf8.RuneCountInString(y.Value))
 	}
 	sp.Runs, sp.Lines = align([]rune(y.Value), lines, n.pos.File)
 	return sp

@@ -1,0 +1,194 @@
+package pack
+
+import (
+	"bytes"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// A large pack is mostly its tasks block, and its yaml.Node tree is many
+// times the size of its text. So that loading a pack costs memory in
+// proportion to one task, not to the whole pack, the loader reads a pack
+// whose tasks are a plain block sequence task by task: the rest of the file
+// (the skeleton: the tasks' lines left blank, so that every line keeps its
+// number) is parsed once, and each task's lines are parsed, checked and
+// decoded on their own, their trees dropped before the next task.
+//
+// The split is only taken when it is certain to read the pack exactly as the
+// whole document is read (TestSplitSameAsWhole compares the two): it needs a
+// top-level "tasks:" key with nothing after it on its line, items that all
+// start with "-" at one indentation, every other line of the block more
+// indented than the items (or blank, or a comment), and no document marker or
+// tab in an indentation anywhere. The parts are checked again once parsed
+// (taskSplitter.check, decoder.splitItem); when anything is off — a syntax
+// error, an anchor or alias, a tasks key that is not where it was found — the
+// whole document is read instead, which reports every problem as it always did.
+
+// taskSplit is where a pack's tasks are in its source.
+type taskSplit struct {
+	keyLine  int     // the line of "tasks:"
+	indent   int     // the column of each item's "-", 0-based
+	chunks   []chunk // one per task, in order
+	skeleton []byte  // the source with the chunks' lines left empty
+}
+
+// chunk is one task's lines: src[start:end], starting at line.
+type chunk struct {
+	start, end int
+	line       int
+}
+
+// splitTasks finds the tasks of src, or reports that they cannot be read
+// one by one.
+func splitTasks(src []byte) (*taskSplit, bool) {
+	if hasDocMarker(src) {
+		return nil, false
+	}
+	sp := &taskSplit{indent: -1}
+	inBlock := false
+	open := -1 // start of the current chunk, or -1
+	openLine := 0
+	closeChunk := func(at int) {
+		if open >= 0 {
+			sp.chunks = append(sp.chunks, chunk{start: open, end: at, line: openLine})
+			open = -1
+		}
+	}
+	line := 0
+	for i := 0; i < len(src); {
+		line++
+		end := len(src)
+		if j := bytes.IndexByte(src[i:], '\n'); j >= 0 {
+			end = i + j + 1
+		}
+		text := bytes.TrimRight(src[i:end], "\r\n")
+		ind := 0
+		for ind < len(text) && text[ind] == ' ' {
+			ind++
+		}
+		if ind < len(text) && text[ind] == '\t' {
+			return nil, false // a tab in the indentation: the whole document reports it
+		}
+		blank := ind == len(text)
+		if inBlock && (blank || text[ind] == '#') {
+			i = end
+			continue // a comment or blank line stays with what it follows
+		}
+		if inBlock {
+			switch {
+			case sp.indent < 0:
+				if !isItem(text, ind) {
+					return nil, false
+				}
+				sp.indent = ind
+				open, openLine = i, line
+				i = end
+				continue
+			case ind == sp.indent && isItem(text, ind):
+				closeChunk(i)
+				open, openLine = i, line
+				i = end
+				continue
+			case ind > sp.indent:
+				i = end
+				continue
+			case ind != 0:
+				return nil, false // between the mapping's keys and the items
+			}
+			closeChunk(i)
+			inBlock = false
+		}
+		if isTasksKey(text) {
+			if sp.keyLine != 0 {
+				return nil, false
+			}
+			sp.keyLine, inBlock = line, true
+		}
+		i = end
+	}
+	closeChunk(len(src))
+	if sp.keyLine == 0 || len(sp.chunks) == 0 {
+		return nil, false
+	}
+	sp.skeleton = blankChunks(src, sp.chunks)
+	return sp, true
+}
+
+// isItem reports whether text has a block sequence item's "-" at column ind.
+func isItem(text []byte, ind int) bool {
+	return ind < len(text) && text[ind] == '-' && (ind+1 == len(text) || text[ind+1] == ' ')
+}
+
+// isTasksKey reports whether the line is "tasks:" at column 1 with nothing
+// after it but blanks and a comment.
+func isTasksKey(text []byte) bool {
+	rest, ok := bytes.CutPrefix(text, []byte("tasks:"))
+	if !ok {
+		return false
+	}
+	if len(rest) > 0 && rest[0] != ' ' {
+		return false
+	}
+	rest = bytes.TrimLeft(rest, " ")
+	return len(rest) == 0 || rest[0] == '#'
+}
+
+// blankChunks copies src with the chunks' lines emptied, their line breaks
+// kept.
+func blankChunks(src []byte, chunks []chunk) []byte {
+	out := make([]byte, 0, len(src)-chunks[len(chunks)-1].end+chunks[0].start+len(chunks)*8)
+	prev := 0
+	for _, ch := range chunks {
+		out = append(out, src[prev:ch.start]...)
+		for _, b := range src[ch.start:ch.end] {
+			if b == '\n' {
+				out = append(out, '\n')
+			}
+		}
+		prev = ch.end
+	}
+	return append(out, src[prev:]...)
+}
+
+// splitTasks decodes the tasks of the split one by one: each is parsed,
+// built, decoded and validated against the task schema, then dropped.
+func (d *decoder) splitTasks(p *Pack, personas map[string]bool, labels map[string]labelUse) {
+	loc := []string{"tasks", ""}
+	for i, ch := range d.split.chunks {
+		item, ok := d.splitItem(ch)
+		if !ok {
+			d.splitFailed = true
+			return
+		}
+		if t := d.task(item, i, personas, p.Personas, labels); t != nil {
+			p.Tasks = append(p.Tasks, t)
+		}
+		loc[1] = strconv.Itoa(i)
+		validateNode(d.schema.split.item, item, item.jsonValue(true), loc, d)
+	}
+}
+
+// splitItem parses one task's lines, which must hold exactly one sequence
+// item at the split's indentation, without anchors or aliases.
+func (d *decoder) splitItem(ch chunk) (*node, bool) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(d.src[ch.start:ch.end], &doc); err != nil {
+		return nil, false
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, false
+	}
+	seq := doc.Content[0]
+	if seq.Kind != yaml.SequenceNode || len(seq.Content) != 1 || seq.Line != 1 || seq.Column != d.split.indent+1 ||
+		seq.Anchor != "" || seq.ShortTag() != "!!seq" {
+		return nil, false
+	}
+	b := newBuilder(d.file, d.c)
+	b.lineOff = ch.line - 1
+	item := b.build(seq.Content[0])
+	if b.anchored || b.stopped {
+		return nil, false
+	}
+	return item, true
+}
