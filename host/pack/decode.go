@@ -50,6 +50,10 @@ type decoder struct {
 	split       *taskSplit
 	splitSeq    *node
 	splitFailed bool
+	// What equal tasks share (intern.go).
+	kpiMaps map[string]map[string]any
+	keyBuf  []byte
+	strs    map[string]string
 }
 
 func (d *decoder) errf(pos diag.Pos, code, subject, format string, args ...any) {
@@ -133,7 +137,7 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 	}
 	if _, pv := v.get("persona"); pv != nil {
 		if s, ok := d.str(pv, path+".persona"); ok {
-			t.Persona = s
+			t.Persona = d.intern(s)
 			if personas != nil && !personas[s] {
 				d.errf(pv.pos, CodePersona, "", "%s.persona: %q is not one of the pack's personas (%s)%s",
 					path, clip(s), strings.Join(personaList, ", "), didYouMean(s, personaList))
@@ -144,7 +148,7 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 	var scorerNode *node
 	if _, sv := v.get("scorer"); sv != nil {
 		if s, ok := d.str(sv, path+".scorer"); ok {
-			t.Scorer = scorer.ID(s)
+			t.Scorer = scorer.ID(d.intern(s))
 			scorerNode = sv
 			d.checkScorer(sv, path, s)
 		}
@@ -166,13 +170,12 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 			d.errf(kv.pos, CodeType, "", "%s.kpis: want a mapping of KPI keys to values, got %s", path, kv.describe())
 			kv = nil
 		} else {
-			t.KPIs = make(map[string]any, len(kv.keys))
-			t.KPIPos = make(map[string]diag.Pos, len(kv.keys))
-			t.KPIValuePos = make(map[string]diag.Pos, len(kv.keys))
+			t.KPIs = d.kpiMap(kv)
+			t.kpiPos = make([]kpiPos, len(kv.keys))
 			for j, key := range kv.keys {
-				t.KPIs[key.str] = kv.items[j].jsonValue(false)
-				t.KPIPos[key.str] = key.pos
-				t.KPIValuePos[key.str] = kv.items[j].pos
+				vp := kv.items[j].pos
+				t.kpiPos[j] = kpiPos{key: key.str, keyLine: int32(key.pos.Line), keyCol: int32(key.pos.Col),
+					valueLine: int32(vp.Line), valueCol: int32(vp.Col)}
 			}
 		}
 	}
@@ -238,7 +241,7 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 	c := &CELCheck{Pos: d.itemPos(v), Weight: 1}
 	if _, nv := v.get("name"); nv != nil {
 		if s, ok := d.str(nv, path+".name"); ok {
-			c.Name = s
+			c.Name = d.intern(s)
 			if prev, dup := names[s]; dup {
 				d.errf(nv.pos, CodeDuplicate, "", "%s.name: the task already has a CEL check named %q (line %d)", path, clip(s), prev.Line)
 			} else {
@@ -252,17 +255,17 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 	exprOK := false
 	if _, ev := v.get("expr"); ev != nil {
 		if s, ok := d.str(ev, path+".expr"); ok {
-			c.Expr, exprOK = s, true
+			c.Expr, exprOK = d.intern(s), true
 			c.ExprPos = d.scalarPos(ev)
 		}
 	}
-	c.Message = d.optStr(v, "message", path)
+	c.Message = d.intern(d.optStr(v, "message", path))
 	if _, mv := v.get("message_expr"); mv != nil {
 		s, ok := d.str(mv, path+".message_expr")
 		if !ok {
 			exprOK = false
 		}
-		c.MessageExpr = s
+		c.MessageExpr = d.intern(s)
 		c.MessagePos = d.scalarPos(mv)
 	}
 	if _, wv := v.get("weight"); wv != nil {
@@ -273,7 +276,7 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 			c.Weight = w
 		}
 	}
-	c.FailureTag = d.optStr(v, "failure_tag", path)
+	c.FailureTag = d.intern(d.optStr(v, "failure_tag", path))
 	if !exprOK {
 		return nil
 	}
@@ -605,7 +608,7 @@ func (d *decoder) strList(v *node, path string) ([]string, bool) {
 			ok = false
 			continue
 		}
-		out = append(out, s)
+		out = append(out, d.intern(s))
 	}
 	return out, ok
 }
