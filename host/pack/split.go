@@ -2,9 +2,13 @@ package pack
 
 import (
 	"bytes"
+	"runtime"
 	"strconv"
+	"sync"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/assay-eval/assay/pkg/diag"
 )
 
 // A large pack is mostly its tasks block, and its yaml.Node tree is many
@@ -151,44 +155,106 @@ func blankChunks(src []byte, chunks []chunk) []byte {
 	return append(out, src[prev:]...)
 }
 
-// splitTasks decodes the tasks of the split one by one: each is parsed,
-// built, decoded and validated against the task schema, then dropped.
+// parsedTask is one task's lines parsed, built and validated against the
+// task schema, ready to decode.
+type parsedTask struct {
+	item   *node
+	diags  diag.List // the builder's
+	schema error     // the task schema's verdict
+	ok     bool      // false: the split cannot be trusted (splitItem)
+}
+
+// splitBatch is how many tasks are parsed ahead of the decoding, at most
+// twice over.
+const splitBatch = 64
+
+// splitTasks decodes the tasks of the split in order, each parsed, built,
+// decoded and validated against the task schema, then dropped. Parsing and
+// validating (most of the work) run on up to GOMAXPROCS goroutines, a batch
+// ahead of the decoding, which is sequential: it reports in task order.
 func (d *decoder) splitTasks(p *Pack, personas map[string]bool, labels map[string]labelUse) {
+	chunks := d.split.chunks
+	workers := min(runtime.GOMAXPROCS(0), (len(chunks)+splitBatch-1)/splitBatch)
+	parse := func(batch []parsedTask, from int) {
+		for i := range batch {
+			batch[i] = d.parseTask(chunks[from+i])
+		}
+	}
+	if workers > 1 {
+		parse = func(batch []parsedTask, from int) {
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Go(func() {
+					for i := w; i < len(batch); i += workers {
+						batch[i] = d.parseTask(chunks[from+i])
+					}
+				})
+			}
+			wg.Wait()
+		}
+	}
 	loc := []string{"tasks", ""}
-	for i, ch := range d.split.chunks {
-		item, ok := d.splitItem(ch)
-		if !ok {
-			d.splitFailed = true
+	bufs := [2][]parsedTask{make([]parsedTask, splitBatch), make([]parsedTask, splitBatch)}
+	batchOf := func(k int) []parsedTask {
+		from := k * splitBatch
+		return bufs[k%2][:min(splitBatch, len(chunks)-from)]
+	}
+	parse(batchOf(0), 0)
+	for k := 0; k*splitBatch < len(chunks); k++ {
+		cur := batchOf(k)
+		var next sync.WaitGroup
+		if (k+1)*splitBatch < len(chunks) {
+			next.Go(func() { parse(batchOf(k+1), (k+1)*splitBatch) })
+		}
+		for j := range cur {
+			i := k*splitBatch + j
+			pt := cur[j]
+			cur[j] = parsedTask{}
+			if !pt.ok {
+				d.splitFailed = true
+				continue
+			}
+			if d.splitFailed {
+				continue
+			}
+			for _, dg := range pt.diags {
+				d.c.add(dg, "")
+			}
+			if t := d.task(pt.item, i, personas, p.Personas, labels); t != nil {
+				p.Tasks = append(p.Tasks, t)
+			}
+			loc[1] = strconv.Itoa(i)
+			reportSchema(pt.schema, pt.item, loc, d)
+		}
+		next.Wait()
+		if d.splitFailed {
 			return
 		}
-		if t := d.task(item, i, personas, p.Personas, labels); t != nil {
-			p.Tasks = append(p.Tasks, t)
-		}
-		loc[1] = strconv.Itoa(i)
-		validateNode(d.schema.split.item, item, item.jsonValue(true), loc, d)
 	}
 }
 
-// splitItem parses one task's lines, which must hold exactly one sequence
-// item at the split's indentation, without anchors or aliases.
-func (d *decoder) splitItem(ch chunk) (*node, bool) {
+// parseTask parses one task's lines, which must hold exactly one sequence
+// item at the split's indentation, without anchors or aliases, and validates
+// it against the task schema. It only reads d.
+func (d *decoder) parseTask(ch chunk) parsedTask {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(d.src[ch.start:ch.end], &doc); err != nil {
-		return nil, false
+		return parsedTask{}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return nil, false
+		return parsedTask{}
 	}
 	seq := doc.Content[0]
 	if seq.Kind != yaml.SequenceNode || len(seq.Content) != 1 || seq.Line != 1 || seq.Column != d.split.indent+1 ||
 		seq.Anchor != "" || seq.ShortTag() != "!!seq" {
-		return nil, false
+		return parsedTask{}
 	}
-	b := newBuilder(d.file, d.c)
+	c := &collector{}
+	b := newBuilder(d.file, c)
 	b.lineOff = ch.line - 1
 	item := b.build(seq.Content[0])
 	if b.anchored || b.stopped {
-		return nil, false
+		return parsedTask{}
 	}
-	return item, true
+	return parsedTask{item: item, diags: c.list, schema: d.schema.split.item.Validate(item.jsonValue(true)), ok: true}
 }

@@ -25,7 +25,11 @@ func validateSchema(s *Schema, root *node, d *decoder) {
 // the pack, against the schema s, and reports each violation as
 // validateSchema does.
 func validateNode(s *jsonschema.Schema, root *node, value any, loc []string, d *decoder) {
-	err := s.Validate(value)
+	reportSchema(s.Validate(value), root, loc, d)
+}
+
+// reportSchema reports err, what validating root (at loc) returned.
+func reportSchema(err error, root *node, loc []string, d *decoder) {
 	if err == nil {
 		return
 	}
