@@ -165,8 +165,12 @@ type parsedTask struct {
 }
 
 // splitBatch is how many tasks are parsed ahead of the decoding, at most
-// twice over.
-const splitBatch = 64
+// twice over; splitGroup is how many are parsed by one call of the YAML
+// parser, whose set-up costs as much as a task.
+const (
+	splitBatch = 128
+	splitGroup = 16
+)
 
 // splitTasks decodes the tasks of the split in order, each parsed, built,
 // decoded and validated against the task schema, then dropped. Parsing and
@@ -174,10 +178,10 @@ const splitBatch = 64
 // ahead of the decoding, which is sequential: it reports in task order.
 func (d *decoder) splitTasks(p *Pack, personas map[string]bool, labels map[string]labelUse) {
 	chunks := d.split.chunks
-	workers := min(runtime.GOMAXPROCS(0), (len(chunks)+splitBatch-1)/splitBatch)
+	workers := min(runtime.GOMAXPROCS(0), (len(chunks)+splitGroup-1)/splitGroup)
 	parse := func(batch []parsedTask, from int) {
-		for i := range batch {
-			batch[i] = d.parseTask(chunks[from+i])
+		for g := 0; g < len(batch); g += splitGroup {
+			d.parseTasks(batch[g:min(g+splitGroup, len(batch))], from+g)
 		}
 	}
 	if workers > 1 {
@@ -185,8 +189,8 @@ func (d *decoder) splitTasks(p *Pack, personas map[string]bool, labels map[strin
 			var wg sync.WaitGroup
 			for w := range workers {
 				wg.Go(func() {
-					for i := w; i < len(batch); i += workers {
-						batch[i] = d.parseTask(chunks[from+i])
+					for g := w * splitGroup; g < len(batch); g += workers * splitGroup {
+						d.parseTasks(batch[g:min(g+splitGroup, len(batch))], from+g)
 					}
 				})
 			}
@@ -233,28 +237,34 @@ func (d *decoder) splitTasks(p *Pack, personas map[string]bool, labels map[strin
 	}
 }
 
-// parseTask parses one task's lines, which must hold exactly one sequence
-// item at the split's indentation, without anchors or aliases, and validates
-// it against the task schema. It only reads d.
-func (d *decoder) parseTask(ch chunk) parsedTask {
+// parseTasks parses the lines of the tasks from chunk from on, one into
+// each of out, with one call of the YAML parser: they must be exactly
+// len(out) sequence items at the split's indentation, without anchors or
+// aliases (else every out is left not ok). Each is built and validated
+// against the task schema. It only reads d.
+func (d *decoder) parseTasks(out []parsedTask, from int) {
+	first, last := d.split.chunks[from], d.split.chunks[from+len(out)-1]
 	var doc yaml.Node
-	if err := yaml.Unmarshal(d.src[ch.start:ch.end], &doc); err != nil {
-		return parsedTask{}
+	if err := yaml.Unmarshal(d.src[first.start:last.end], &doc); err != nil {
+		return
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return parsedTask{}
+		return
 	}
 	seq := doc.Content[0]
-	if seq.Kind != yaml.SequenceNode || len(seq.Content) != 1 || seq.Line != 1 || seq.Column != d.split.indent+1 ||
+	if seq.Kind != yaml.SequenceNode || len(seq.Content) != len(out) || seq.Line != 1 || seq.Column != d.split.indent+1 ||
 		seq.Anchor != "" || seq.ShortTag() != "!!seq" {
-		return parsedTask{}
+		return
 	}
-	c := &collector{}
-	b := newBuilder(d.file, c)
-	b.lineOff = ch.line - 1
-	item := b.build(seq.Content[0])
-	if b.anchored || b.stopped {
-		return parsedTask{}
+	for j, y := range seq.Content {
+		c := &collector{}
+		b := newBuilder(d.file, c)
+		b.lineOff = first.line - 1
+		item := b.build(y)
+		if b.anchored || b.stopped {
+			clear(out)
+			return
+		}
+		out[j] = parsedTask{item: item, diags: c.list, schema: d.schema.split.item.Validate(item.jsonValue(true)), ok: true}
 	}
-	return parsedTask{item: item, diags: c.list, schema: d.schema.split.item.Validate(item.jsonValue(true)), ok: true}
 }

@@ -63,6 +63,21 @@ var splitCases = []struct {
 	{"item then mapping", 0, head + "tasks:\n  - " + task("a") + "  x: 1\n" + tail},
 	{"dash without space", 0, head + "tasks:\n  -label: a\n" + tail},
 	{"too many tasks for the schema", 1, head + "tasks:\n" + strings.Repeat("  - "+task("a"), 3) + tail},
+	// Across the groups of tasks parsed at once (splitGroup).
+	{"many tasks", 1, head + "tasks:\n" + tasks(0, 40) + tail},
+	{"flow list across groups", 0, head + "tasks:\n" + tasks(0, 15) + "  - " + task("x") + "    slice_tags: [a,\n  - b]\n" + tasks(16, 40) + tail},
+	{"quoted across groups", 0, head + "tasks:\n" + tasks(0, 15) + "  - " + task("x") + "    prompt: 'a\n  - b'\n" + tasks(16, 40) + tail},
+	{"anchor across groups", 0, head + "tasks:\n" + tasks(0, 15) + "  - " + task("x") + "    slice_tags: &t [a]\n" + tasks(16, 20) + "  - " + task("y") + "    slice_tags: *t\n" + tail},
+	{"problems across groups", 1, head + "tasks:\n" + tasks(0, 15) + "  - " + task("t5") + "    bogus: 1\n" + tasks(16, 40) + tail},
+}
+
+// tasks writes tasks labelled t<from> to t<to-1>.
+func tasks(from, to int) string {
+	var b strings.Builder
+	for i := from; i < to; i++ {
+		b.WriteString("  - " + task(fmt.Sprintf("t%d", i)))
+	}
+	return b.String()
 }
 
 const (
