@@ -39,7 +39,7 @@ type decoder struct {
 	schema     *Schema
 	opts       Options
 	c          *collector
-	lineStarts []int
+	lineStarts []int32 // a pack is at most MaxSize bytes
 	runesLine  int
 	runes      []rune
 	asciiLine  int // the line asciiUpTo describes
@@ -516,20 +516,20 @@ func dashCol[T byte | rune](line []T, end int) int {
 // shares the source's memory.
 func (d *decoder) lineBytes(n int) ([]byte, bool) {
 	if d.lineStarts == nil {
-		d.lineStarts = make([]int, 1, bytes.Count(d.src, []byte{'\n'})+1)
+		d.lineStarts = make([]int32, 1, bytes.Count(d.src, []byte{'\n'})+1)
 		for i, b := range d.src {
 			if b == '\n' {
-				d.lineStarts = append(d.lineStarts, i+1)
+				d.lineStarts = append(d.lineStarts, int32(i+1))
 			}
 		}
 	}
 	if n < 1 || n > len(d.lineStarts) {
 		return nil, false
 	}
-	start := d.lineStarts[n-1]
+	start := int(d.lineStarts[n-1])
 	end := len(d.src)
 	if n < len(d.lineStarts) {
-		end = d.lineStarts[n] - 1
+		end = int(d.lineStarts[n]) - 1
 	}
 	return bytes.TrimSuffix(d.src[start:end], []byte{'\r'}), true
 }

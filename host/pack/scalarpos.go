@@ -77,6 +77,15 @@ func (d *decoder) scalarPos(n *node) ScalarPos {
 		lines = d.plainLines(n.pos.Line, runes, c, utf8.RuneCountInString(y.Value))
 	}
 	sp.Runs, sp.Lines = align([]rune(y.Value), lines, n.pos.File)
+	// Lines are for block and multi-line scalars; one run that starts where
+	// At would start without runs says no more than no runs (a pack's many
+	// one-line expressions are kept small).
+	if len(sp.Lines) == 1 && sp.Style != Literal && sp.Style != Folded {
+		sp.Lines = nil
+	}
+	if len(sp.Runs) == 1 && sp.Runs[0].Offset == 0 && sp.Runs[0].Pos == (ScalarPos{Pos: sp.Pos, Style: sp.Style}).At(0) {
+		sp.Runs = nil
+	}
 	return sp
 }
 

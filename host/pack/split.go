@@ -168,7 +168,7 @@ type parsedTask struct {
 // twice over; splitGroup is how many are parsed by one call of the YAML
 // parser, whose set-up costs as much as a task.
 const (
-	splitBatch = 128
+	splitBatch = 32
 	splitGroup = 16
 )
 
