@@ -188,9 +188,9 @@ func fuzzSeed(t *testing.T, path string) []byte {
 // the same as a whole document.
 func TestSplitLargePack(t *testing.T) {
 	t.Parallel()
-	n := 3000
+	n := 1000
 	if testing.Short() {
-		n = 500
+		n = 300
 	}
 	checkSplitSame(t, fmt.Sprintf("generated(%d)", n), generatedPack(n), 1)
 }
