@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -120,7 +121,7 @@ type labelUse struct {
 }
 
 func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []string, labels map[string]labelUse) *Task {
-	path := fmt.Sprintf("tasks[%d]", i)
+	path := "tasks[" + strconv.Itoa(i) + "]"
 	if !d.object(nil, v, path, taskKeys, []string{"label", "persona", "prompt", "scorer"}) {
 		return nil
 	}
@@ -214,8 +215,8 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 }
 
 func (d *decoder) checkScorer(sv *node, path, id string) {
-	enum := d.schema.ScorerEnum()
 	if !d.schema.allowsScorer(id) {
+		enum := d.schema.ScorerEnum()
 		d.errf(sv.pos, CodeUnknownScore, "", "%s.scorer: %q is not in the schema's scorer enum (%s)%s",
 			path, clip(id), strings.Join(enum, ", "), didYouMean(id, enum))
 		return
