@@ -196,10 +196,26 @@ func TestSplitLargePack(t *testing.T) {
 }
 
 // FuzzSplitSameAsWhole checks reading task by task and as a whole document
-// agree on any input.
+// agree on any input. Its seeds are the small split cases and FuzzLoadPack's
+// seeds (large seeds make the fuzzer spend its time minimizing).
 func FuzzSplitSameAsWhole(f *testing.F) {
 	for _, c := range splitCases {
-		f.Add([]byte(c.src))
+		if len(c.src) < 2048 {
+			f.Add([]byte(c.src))
+		}
+	}
+	seeds, _ := filepath.Glob("testdata/fuzz/FuzzLoadPack/*")
+	for _, path := range seeds {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(string(b), "\n")
+		if q, ok := strings.CutPrefix(strings.TrimSpace(rest), "[]byte("); ok {
+			if src, err := strconv.Unquote(strings.TrimSuffix(q, ")")); err == nil {
+				f.Add([]byte(src))
+			}
+		}
 	}
 	catalog := testCatalog()
 	f.Fuzz(func(t *testing.T, src []byte) {
