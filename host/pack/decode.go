@@ -99,7 +99,7 @@ func (d *decoder) pack(root *node) *Pack {
 			}
 			labels := map[string]labelUse{}
 			if d.split != nil && v == d.splitSeq {
-				d.splitTasks(p, personas, labels)
+				d.decodeTasks(p, personas, labels)
 			}
 			for i, item := range v.items {
 				if t := d.task(item, i, personas, p.Personas, labels); t != nil {

@@ -16,8 +16,9 @@ import (
 // proportion to one task, not to the whole pack, the loader reads a pack
 // whose tasks are a plain block sequence task by task: the rest of the file
 // (the skeleton: the tasks' lines left blank, so that every line keeps its
-// number) is parsed once, and each task's lines are parsed, checked and
-// decoded on their own, their trees dropped before the next task.
+// number) is parsed once, and the tasks' lines are parsed (a group of
+// splitGroup tasks to a parser call), checked and decoded apart from the rest,
+// their trees dropped as soon as each task is decoded.
 //
 // The split is only taken when it is certain to read the pack exactly as the
 // whole document is read (TestSplitSameAsWhole compares the two): it needs a
@@ -25,7 +26,7 @@ import (
 // start with "-" at one indentation, every other line of the block more
 // indented than the items (or blank, or a comment), and no document marker or
 // tab in an indentation anywhere. The parts are checked again once parsed
-// (taskSplitter.check, decoder.splitItem); when anything is off — a syntax
+// (decodeSplit, decoder.parseTasks); when anything is off — a syntax
 // error, an anchor or alias, a tasks key that is not where it was found — the
 // whole document is read instead, which reports every problem as it always did.
 
@@ -172,11 +173,11 @@ const (
 	splitGroup = 16
 )
 
-// splitTasks decodes the tasks of the split in order, each parsed, built,
+// decodeTasks decodes the tasks of the split in order, each parsed, built,
 // decoded and validated against the task schema, then dropped. Parsing and
 // validating (most of the work) run on up to GOMAXPROCS goroutines, a batch
 // ahead of the decoding, which is sequential: it reports in task order.
-func (d *decoder) splitTasks(p *Pack, personas map[string]bool, labels map[string]labelUse) {
+func (d *decoder) decodeTasks(p *Pack, personas map[string]bool, labels map[string]labelUse) {
 	chunks := d.split.chunks
 	workers := min(runtime.GOMAXPROCS(0), (len(chunks)+splitGroup-1)/splitGroup)
 	parse := func(batch []parsedTask, from int) {
