@@ -162,7 +162,7 @@ type parsedTask struct {
 	item   *node
 	diags  diag.List // the builder's
 	schema error     // the task schema's verdict
-	ok     bool      // false: the split cannot be trusted (splitItem)
+	ok     bool      // false: the split cannot be trusted (parseTasks)
 }
 
 // splitBatch is how many tasks are parsed ahead of the decoding, at most
