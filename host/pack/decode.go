@@ -51,6 +51,8 @@ type decoder struct {
 	split       *taskSplit
 	splitSeq    *node
 	splitFailed bool
+	// When the tasks are checked as they are decoded, not kept (stream.go).
+	stream *taskStream
 	// What equal tasks share (intern.go).
 	kpiMaps map[string]map[string]any
 	keyBuf  []byte
@@ -103,7 +105,7 @@ func (d *decoder) pack(root *node) *Pack {
 			}
 			for i, item := range v.items {
 				if t := d.task(item, i, personas, p.Personas, labels); t != nil {
-					p.Tasks = append(p.Tasks, t)
+					d.keep(p, t)
 				}
 			}
 		}

@@ -226,7 +226,7 @@ func (d *decoder) decodeTasks(p *Pack, personas map[string]bool, labels map[stri
 				d.c.add(dg, "")
 			}
 			if t := d.task(pt.item, i, personas, p.Personas, labels); t != nil {
-				p.Tasks = append(p.Tasks, t)
+				d.keep(p, t)
 			}
 			loc[1] = strconv.Itoa(i)
 			reportSchema(pt.schema, pt.item, loc, d)

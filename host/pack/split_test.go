@@ -69,6 +69,9 @@ var splitCases = []struct {
 	{"quoted across groups", 0, head + "tasks:\n" + tasks(0, 15) + "  - " + task("x") + "    prompt: 'a\n  - b'\n" + tasks(16, 40) + tail},
 	{"anchor across groups", 0, head + "tasks:\n" + tasks(0, 15) + "  - " + task("x") + "    slice_tags: &t [a]\n" + tasks(16, 20) + "  - " + task("y") + "    slice_tags: *t\n" + tail},
 	{"problems across groups", 1, head + "tasks:\n" + tasks(0, 15) + "  - " + task("t5") + "    bogus: 1\n" + tasks(16, 40) + tail},
+	{"problems in many tasks", 1, head + "tasks:\n" + badTasks(70) + tail},
+	{"problems in many tasks and the rest", 1, "schema_version: v0\ncompany: {id: [x]}\npersonas: [cto, cto]\ntasks:\n" + badTasks(12) +
+		"scoring: {process_weight: 0.9, kpi_weight: 0.5}\nkill_criteria:\n  - {name: k, expr: 'history.nope'}\n  - {name: k, expr: '1 +'}\n"},
 }
 
 // tasks writes tasks labelled t<from> to t<to-1>.
@@ -76,6 +79,49 @@ func tasks(from, to int) string {
 	var b strings.Builder
 	for i := from; i < to; i++ {
 		b.WriteString("  - " + task(fmt.Sprintf("t%d", i)))
+	}
+	return b.String()
+}
+
+// badTasks writes n tasks with problems that differ from task to task:
+// duplicate labels, unknown personas, scorers and keys, wrong types, and CEL
+// checks that do not parse, do not type-check, are not bool or double, or
+// whose message_expr is not a string, some repeated across tasks.
+func badTasks(n int) string {
+	cels := []string{
+		"expr: turn.finalized",
+		"expr: 'size(turn.answer'",
+		"expr: turn.nope",
+		"expr: '1 + 2'",
+		"expr: turn.finalized\n        message_expr: '42'",
+		"expr: turn.finalized\n        message_expr: 'turn.bogus'",
+		"expr: \"'a' == 1\"",
+		"expr: 3",
+		"expr: turn.finalized\n        weight: -2",
+	}
+	var b strings.Builder
+	for i := range n {
+		label := fmt.Sprintf("t%d", i%(n/2+7))
+		persona, scorer := "cto", "answer_keywords"
+		switch i % 5 {
+		case 1:
+			persona = "ceo"
+		case 3:
+			scorer = "answer_keyword"
+		}
+		fmt.Fprintf(&b, "  - label: %s\n    persona: %s\n    prompt: p%d\n    scorer: %s\n", label, persona, i, scorer)
+		switch i % 7 {
+		case 2:
+			b.WriteString("    bogus: 1\n")
+		case 4:
+			b.WriteString("    kpis: {answer_keywords: 3, nope: x}\n")
+		case 6:
+			b.WriteString("    weight: [1]\n")
+		}
+		fmt.Fprintf(&b, "    cel:\n      - name: c\n        %s\n", cels[i%len(cels)])
+		if i%4 == 0 {
+			fmt.Fprintf(&b, "      - name: c\n        %s\n", cels[(i/4)%len(cels)])
+		}
 	}
 	return b.String()
 }
@@ -90,18 +136,21 @@ func task(label string) string {
 		"    cel:\n      - name: c\n        expr: turn.finalized\n"
 }
 
-// TestSplitSameAsWhole reads packs task by task and as a whole document and
-// compares the packs and the diagnostics: they must be the same.
-func TestSplitSameAsWhole(t *testing.T) {
-	t.Parallel()
-	type input struct {
-		name string
-		src  []byte
-		want int
-	}
-	var inputs []input
+// splitInput is a pack of the split corpus; want is as in splitCases.
+type splitInput struct {
+	name string
+	src  []byte
+	want int
+}
+
+// splitInputs are the packs TestSplitSameAsWhole reads both ways: the split
+// cases, every pack in the repository, the fuzz seeds, a generated pack and
+// the bundled packs again as they are and with CRLF line breaks.
+func splitInputs(t testing.TB) []splitInput {
+	t.Helper()
+	var inputs []splitInput
 	for _, c := range splitCases {
-		inputs = append(inputs, input{c.name, []byte(c.src), c.want})
+		inputs = append(inputs, splitInput{c.name, []byte(c.src), c.want})
 	}
 	var files []string
 	for _, g := range []string{"../../packs/*.yaml", "testdata/*/*.yaml", "../../examples/*/*.yaml", "../../testdata/*/*.yaml", "../../e2e/testdata/*.yaml", "../../e2e/testdata/*/*.yaml"} {
@@ -119,16 +168,16 @@ func TestSplitSameAsWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inputs = append(inputs, input{f, src, -1})
+		inputs = append(inputs, splitInput{f, src, -1})
 	}
 	seeds, err := filepath.Glob("testdata/fuzz/FuzzLoadPack/*")
 	if err != nil || len(seeds) == 0 {
 		t.Fatalf("no fuzz seeds: %v", err)
 	}
 	for _, f := range seeds {
-		inputs = append(inputs, input{f, fuzzSeed(t, f), -1})
+		inputs = append(inputs, splitInput{f, fuzzSeed(t, f), -1})
 	}
-	inputs = append(inputs, input{"generated", generatedPack(300), 1})
+	inputs = append(inputs, splitInput{"generated", generatedPack(300), 1})
 	// Every bundled pack again with CRLF line breaks, and with its items
 	// written without indentation.
 	for _, f := range bundledPacks {
@@ -136,10 +185,17 @@ func TestSplitSameAsWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inputs = append(inputs, input{f + " (bundled)", src, 1},
-			input{f + " (CRLF)", bytes.ReplaceAll(src, []byte("\n"), []byte("\r\n")), 1})
+		inputs = append(inputs, splitInput{f + " (bundled)", src, 1},
+			splitInput{f + " (CRLF)", bytes.ReplaceAll(src, []byte("\n"), []byte("\r\n")), 1})
 	}
-	for _, in := range inputs {
+	return inputs
+}
+
+// TestSplitSameAsWhole reads packs task by task and as a whole document and
+// compares the packs and the diagnostics: they must be the same.
+func TestSplitSameAsWhole(t *testing.T) {
+	t.Parallel()
+	for _, in := range splitInputs(t) {
 		t.Run(in.name, func(t *testing.T) {
 			t.Parallel()
 			checkSplitSame(t, in.name, in.src, in.want)
@@ -150,8 +206,8 @@ func TestSplitSameAsWhole(t *testing.T) {
 func checkSplitSame(t *testing.T, name string, src []byte, want int) {
 	t.Helper()
 	for _, opts := range []Options{{Scorers: testCatalog()}, {}} {
-		whole, wholeList, _ := parseWith("p.yaml", src, opts, false)
-		split, splitList, didSplit := parseWith("p.yaml", src, opts, true)
+		whole, _, wholeList, _ := parseWith("p.yaml", src, opts, false, false)
+		split, _, splitList, didSplit := parseWith("p.yaml", src, opts, true, false)
 		if diff := cmp.Diff(whole, split, cmpopts.EquateEmpty(), cmp.AllowUnexported(Task{}, kpiPos{})); diff != "" {
 			t.Errorf("%s: the pack read task by task differs from the whole document's (-whole +split):\n%s", name, diff)
 		}
@@ -165,7 +221,7 @@ func checkSplitSame(t *testing.T, name string, src []byte, want int) {
 }
 
 // fuzzSeed reads a "go test fuzz v1" file of one []byte.
-func fuzzSeed(t *testing.T, path string) []byte {
+func fuzzSeed(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -219,8 +275,8 @@ func FuzzSplitSameAsWhole(f *testing.F) {
 	}
 	catalog := testCatalog()
 	f.Fuzz(func(t *testing.T, src []byte) {
-		whole, wholeList, _ := parseWith("f.yaml", src, Options{Scorers: catalog}, false)
-		split, splitList, _ := parseWith("f.yaml", src, Options{Scorers: catalog}, true)
+		whole, _, wholeList, _ := parseWith("f.yaml", src, Options{Scorers: catalog}, false, false)
+		split, _, splitList, _ := parseWith("f.yaml", src, Options{Scorers: catalog}, true, false)
 		if diff := cmp.Diff(whole, split, cmpopts.EquateEmpty(), cmp.AllowUnexported(Task{}, kpiPos{})); diff != "" {
 			t.Errorf("pack (-whole +split):\n%s", diff)
 		}
