@@ -117,3 +117,17 @@ func (wholeOnly) CheckPack(p *pack.Pack) diag.List {
 	}
 	return nil
 }
+
+// FuzzValidateSameAsLoad checks Validate and Parse with the CEL checker
+// agree on any input.
+func FuzzValidateSameAsLoad(f *testing.F) {
+	for _, in := range pack.SplitInputs(f) {
+		if len(in.Src) < 2048 {
+			f.Add(in.Src)
+		}
+	}
+	catalog := pack.TestCatalog()
+	f.Fuzz(func(t *testing.T, src []byte) {
+		checkValidateSame(t, "input", src, pack.Options{Scorers: catalog, Checks: []pack.Check{kpi.NewChecker()}})
+	})
+}
