@@ -180,13 +180,17 @@ func (c *Checker) newPackCheck(set *Set) *packCheck {
 
 // compile compiles src once per pack: packs repeat checks across tasks, and
 // an expression that compiled cleanly is compiled once (same text, same
-// environment, same program).
+// environment, same program). When the checks are not kept (set is nil),
+// only the expression's text and type are: nothing else is read of it.
 func (pc *packCheck) compile(src string, at PosFunc) (*Expr, diag.List) {
 	if e, ok := pc.cache[src]; ok {
 		return e, nil
 	}
 	e, ds := pc.c.Compile(src, at)
 	if e != nil && len(ds) == 0 {
+		if pc.set == nil {
+			e = &Expr{Source: e.Source, Type: e.Type}
+		}
 		pc.cache[src] = e
 	}
 	return e, ds

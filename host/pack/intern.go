@@ -9,15 +9,22 @@ import (
 // CEL checks in every task. The loaded pack shares what is equal.
 
 // kpiMap returns the KPI values of the mapping kv as JSON types, the same
-// map for every task whose KPIs are equal (they are read only).
+// map for every task whose KPIs are equal (they are read only). When the
+// tasks are not kept (stream.go), nothing is shared: the table would be all
+// that is held of them.
 func (d *decoder) kpiMap(kv *node) map[string]any {
-	d.keyBuf = appendNodeKey(d.keyBuf[:0], kv)
-	if m, ok := d.kpiMaps[string(d.keyBuf)]; ok {
-		return m
+	if d.stream == nil {
+		d.keyBuf = appendNodeKey(d.keyBuf[:0], kv)
+		if m, ok := d.kpiMaps[string(d.keyBuf)]; ok {
+			return m
+		}
 	}
 	m := make(map[string]any, len(kv.keys))
 	for j, key := range kv.keys {
 		m[key.str] = kv.items[j].jsonValue(false)
+	}
+	if d.stream != nil {
+		return m
 	}
 	if d.kpiMaps == nil {
 		d.kpiMaps = map[string]map[string]any{}
@@ -61,9 +68,10 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// intern returns s, or an equal string seen before.
+// intern returns s, or an equal string seen before (not when the tasks are
+// not kept).
 func (d *decoder) intern(s string) string {
-	if len(s) > 64 {
+	if len(s) > 64 || d.stream != nil {
 		return s
 	}
 	if t, ok := d.strs[s]; ok {
