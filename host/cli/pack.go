@@ -69,10 +69,11 @@ func (a *app) packValidate(c *cli.Context) error {
 	reports := make([]packReport, 0, c.NArg())
 	invalidCount := 0
 	for _, path := range c.Args().Slice() {
-		p, list := pack.Load(path, opts)
-		r := packReport{File: path, Valid: p != nil, Diagnostics: list}
-		if p != nil {
-			r.SHA256, r.Tasks = p.SHA256, len(p.Tasks)
+		// The tasks are checked as they are read, never all held.
+		s, list := pack.Validate(path, opts)
+		r := packReport{File: path, Valid: s != nil, Diagnostics: list}
+		if s != nil {
+			r.SHA256, r.Tasks = s.SHA256, s.Tasks
 		} else {
 			invalidCount++
 		}

@@ -143,31 +143,12 @@ func (c *Checker) Set() *Set {
 // every problem at the YAML position of the offending token.
 func (c *Checker) CheckPack(p *pack.Pack) diag.List {
 	set := &Set{limits: c.limits, checks: map[string][]*check{}, fits: new(fitCache)}
+	pc := c.newPackCheck(set)
 	var all diag.List
-	// Packs repeat checks across tasks; an expression that compiled cleanly
-	// is compiled once (same text, same environment, same program).
-	cache := map[string]*Expr{}
-	compile := func(src string, at PosFunc) (*Expr, diag.List) {
-		if e, ok := cache[src]; ok {
-			return e, nil
-		}
-		e, ds := c.Compile(src, at)
-		if e != nil && len(ds) == 0 {
-			cache[src] = e
-		}
-		return e, ds
-	}
 	for _, t := range p.Tasks {
-		for _, cc := range t.CEL {
-			ch, ds := c.compileCheck(cc, compile)
-			all = append(all, ds...)
-			if ch != nil {
-				set.checks[t.Label] = append(set.checks[t.Label], ch)
-			}
-		}
+		all = append(all, pc.CheckTask(t)...)
 	}
-	_, kds := CompileKillCriteria(p)
-	all = append(all, kds...)
+	all = append(all, pc.CheckRest(p)...)
 	all.Sort()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -177,6 +158,61 @@ func (c *Checker) CheckPack(p *pack.Pack) diag.List {
 		c.set = set
 	}
 	return all
+}
+
+// CheckTasks checks a pack a task at a time, as CheckPack does, for
+// pack.Validate; it keeps no compiled checks (Set is not changed).
+func (c *Checker) CheckTasks() pack.TaskCheck { return c.newPackCheck(nil) }
+
+var _ pack.TaskChecker = (*Checker)(nil)
+
+// packCheck is one pack's checking: the programs compiled so far, and the
+// checks by task label when set is not nil.
+type packCheck struct {
+	c     *Checker
+	set   *Set
+	cache map[string]*Expr
+}
+
+func (c *Checker) newPackCheck(set *Set) *packCheck {
+	return &packCheck{c: c, set: set, cache: map[string]*Expr{}}
+}
+
+// compile compiles src once per pack: packs repeat checks across tasks, and
+// an expression that compiled cleanly is compiled once (same text, same
+// environment, same program). When the checks are not kept (set is nil),
+// only the expression's text and type are: nothing else is read of it.
+func (pc *packCheck) compile(src string, at PosFunc) (*Expr, diag.List) {
+	if e, ok := pc.cache[src]; ok {
+		return e, nil
+	}
+	e, ds := pc.c.Compile(src, at)
+	if e != nil && len(ds) == 0 {
+		if pc.set == nil {
+			e = &Expr{Source: e.Source, Type: e.Type}
+		}
+		pc.cache[src] = e
+	}
+	return e, ds
+}
+
+// CheckTask compiles t's CEL checks and message_exprs.
+func (pc *packCheck) CheckTask(t *pack.Task) diag.List {
+	var all diag.List
+	for _, cc := range t.CEL {
+		ch, ds := pc.c.compileCheck(cc, pc.compile)
+		all = append(all, ds...)
+		if ch != nil && pc.set != nil {
+			pc.set.checks[t.Label] = append(pc.set.checks[t.Label], ch)
+		}
+	}
+	return all
+}
+
+// CheckRest compiles the pack's kill criteria.
+func (pc *packCheck) CheckRest(p *pack.Pack) diag.List {
+	_, kds := CompileKillCriteria(p)
+	return kds
 }
 
 func (c *Checker) compileCheck(cc *pack.CELCheck, compile func(string, PosFunc) (*Expr, diag.List)) (*check, diag.List) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -39,11 +40,23 @@ type decoder struct {
 	schema     *Schema
 	opts       Options
 	c          *collector
-	lineStarts []int
+	lineStarts []int32 // a pack is at most MaxSize bytes
 	runesLine  int
 	runes      []rune
 	asciiLine  int // the line asciiUpTo describes
 	asciiUpTo  int // the byte offset of the first non-ASCII byte of asciiLine, or its length
+	// When the pack is read task by task (split.go): where the tasks are,
+	// the node standing for the tasks' list, and whether a task could not be
+	// read that way.
+	split       *taskSplit
+	splitSeq    *node
+	splitFailed bool
+	// When the tasks are checked as they are decoded, not kept (stream.go).
+	stream *taskStream
+	// What equal tasks share (intern.go).
+	kpiMaps map[string]map[string]any
+	keyBuf  []byte
+	strs    map[string]string
 }
 
 func (d *decoder) errf(pos diag.Pos, code, subject, format string, args ...any) {
@@ -87,9 +100,12 @@ func (d *decoder) pack(root *node) *Pack {
 				}
 			}
 			labels := map[string]labelUse{}
+			if d.split != nil && v == d.splitSeq {
+				d.decodeTasks(p, personas, labels)
+			}
 			for i, item := range v.items {
 				if t := d.task(item, i, personas, p.Personas, labels); t != nil {
-					p.Tasks = append(p.Tasks, t)
+					d.keep(p, t)
 				}
 			}
 		}
@@ -107,7 +123,7 @@ type labelUse struct {
 }
 
 func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []string, labels map[string]labelUse) *Task {
-	path := fmt.Sprintf("tasks[%d]", i)
+	path := "tasks[" + strconv.Itoa(i) + "]"
 	if !d.object(nil, v, path, taskKeys, []string{"label", "persona", "prompt", "scorer"}) {
 		return nil
 	}
@@ -124,7 +140,7 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 	}
 	if _, pv := v.get("persona"); pv != nil {
 		if s, ok := d.str(pv, path+".persona"); ok {
-			t.Persona = s
+			t.Persona = d.intern(s)
 			if personas != nil && !personas[s] {
 				d.errf(pv.pos, CodePersona, "", "%s.persona: %q is not one of the pack's personas (%s)%s",
 					path, clip(s), strings.Join(personaList, ", "), didYouMean(s, personaList))
@@ -135,7 +151,7 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 	var scorerNode *node
 	if _, sv := v.get("scorer"); sv != nil {
 		if s, ok := d.str(sv, path+".scorer"); ok {
-			t.Scorer = scorer.ID(s)
+			t.Scorer = scorer.ID(d.intern(s))
 			scorerNode = sv
 			d.checkScorer(sv, path, s)
 		}
@@ -157,13 +173,12 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 			d.errf(kv.pos, CodeType, "", "%s.kpis: want a mapping of KPI keys to values, got %s", path, kv.describe())
 			kv = nil
 		} else {
-			t.KPIs = make(map[string]any, len(kv.keys))
-			t.KPIPos = make(map[string]diag.Pos, len(kv.keys))
-			t.KPIValuePos = make(map[string]diag.Pos, len(kv.keys))
+			t.KPIs = d.kpiMap(kv)
+			t.kpiPos = make([]kpiPos, len(kv.keys))
 			for j, key := range kv.keys {
-				t.KPIs[key.str] = kv.items[j].jsonValue(false)
-				t.KPIPos[key.str] = key.pos
-				t.KPIValuePos[key.str] = kv.items[j].pos
+				vp := kv.items[j].pos
+				t.kpiPos[j] = kpiPos{key: key.str, keyLine: int32(key.pos.Line), keyCol: int32(key.pos.Col),
+					valueLine: int32(vp.Line), valueCol: int32(vp.Col)}
 			}
 		}
 	}
@@ -202,8 +217,8 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 }
 
 func (d *decoder) checkScorer(sv *node, path, id string) {
-	enum := d.schema.ScorerEnum()
 	if !d.schema.allowsScorer(id) {
+		enum := d.schema.ScorerEnum()
 		d.errf(sv.pos, CodeUnknownScore, "", "%s.scorer: %q is not in the schema's scorer enum (%s)%s",
 			path, clip(id), strings.Join(enum, ", "), didYouMean(id, enum))
 		return
@@ -229,7 +244,7 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 	c := &CELCheck{Pos: d.itemPos(v), Weight: 1}
 	if _, nv := v.get("name"); nv != nil {
 		if s, ok := d.str(nv, path+".name"); ok {
-			c.Name = s
+			c.Name = d.intern(s)
 			if prev, dup := names[s]; dup {
 				d.errf(nv.pos, CodeDuplicate, "", "%s.name: the task already has a CEL check named %q (line %d)", path, clip(s), prev.Line)
 			} else {
@@ -243,17 +258,17 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 	exprOK := false
 	if _, ev := v.get("expr"); ev != nil {
 		if s, ok := d.str(ev, path+".expr"); ok {
-			c.Expr, exprOK = s, true
+			c.Expr, exprOK = d.intern(s), true
 			c.ExprPos = d.scalarPos(ev)
 		}
 	}
-	c.Message = d.optStr(v, "message", path)
+	c.Message = d.intern(d.optStr(v, "message", path))
 	if _, mv := v.get("message_expr"); mv != nil {
 		s, ok := d.str(mv, path+".message_expr")
 		if !ok {
 			exprOK = false
 		}
-		c.MessageExpr = s
+		c.MessageExpr = d.intern(s)
 		c.MessagePos = d.scalarPos(mv)
 	}
 	if _, wv := v.get("weight"); wv != nil {
@@ -264,7 +279,7 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 			c.Weight = w
 		}
 	}
-	c.FailureTag = d.optStr(v, "failure_tag", path)
+	c.FailureTag = d.intern(d.optStr(v, "failure_tag", path))
 	if !exprOK {
 		return nil
 	}
@@ -504,20 +519,20 @@ func dashCol[T byte | rune](line []T, end int) int {
 // shares the source's memory.
 func (d *decoder) lineBytes(n int) ([]byte, bool) {
 	if d.lineStarts == nil {
-		d.lineStarts = make([]int, 1, bytes.Count(d.src, []byte{'\n'})+1)
+		d.lineStarts = make([]int32, 1, bytes.Count(d.src, []byte{'\n'})+1)
 		for i, b := range d.src {
 			if b == '\n' {
-				d.lineStarts = append(d.lineStarts, i+1)
+				d.lineStarts = append(d.lineStarts, int32(i+1))
 			}
 		}
 	}
 	if n < 1 || n > len(d.lineStarts) {
 		return nil, false
 	}
-	start := d.lineStarts[n-1]
+	start := int(d.lineStarts[n-1])
 	end := len(d.src)
 	if n < len(d.lineStarts) {
-		end = d.lineStarts[n] - 1
+		end = int(d.lineStarts[n]) - 1
 	}
 	return bytes.TrimSuffix(d.src[start:end], []byte{'\r'}), true
 }
@@ -596,7 +611,7 @@ func (d *decoder) strList(v *node, path string) ([]string, bool) {
 			ok = false
 			continue
 		}
-		out = append(out, s)
+		out = append(out, d.intern(s))
 	}
 	return out, ok
 }

@@ -22,6 +22,37 @@ import (
 // Load reads the pack at path and checks it (see Parse). A file over MaxSize
 // is refused before it is read.
 func Load(path string, opts Options) (*Pack, diag.List) {
+	src, list := read(path)
+	if list != nil {
+		return nil, list
+	}
+	return Parse(path, src, opts)
+}
+
+// Summary is what Validate tells of a valid pack.
+type Summary struct {
+	SHA256 string
+	Tasks  int
+}
+
+// Validate checks the pack at path as Load does, with the same diagnostics,
+// but without holding its tasks when every check in opts.Checks is a
+// TaskChecker: each task is checked as it is decoded, then dropped. The
+// summary is nil when any diagnostic is an error.
+func Validate(path string, opts Options) (*Summary, diag.List) {
+	src, list := read(path)
+	if list != nil {
+		return nil, list
+	}
+	p, tasks, list, _ := parseWith(path, src, opts, true, true)
+	if p == nil {
+		return nil, list
+	}
+	return &Summary{SHA256: p.SHA256, Tasks: tasks}, list
+}
+
+// read reads the pack at path, refusing a file over MaxSize before reading it.
+func read(path string) ([]byte, diag.List) {
 	start := diag.Pos{File: path, Line: 1, Col: 1}
 	f, err := os.Open(path)
 	if err != nil {
@@ -44,7 +75,7 @@ func Load(path string, opts Options) (*Pack, diag.List) {
 	if len(src) > MaxSize {
 		return nil, diag.List{tooLarge(start, int64(len(src)))}
 	}
-	return Parse(path, src, opts)
+	return src, nil
 }
 
 func unwrapPath(err error) error {
@@ -71,31 +102,84 @@ func tooLarge(pos diag.Pos, size int64) diag.Diagnostic {
 // pack is nil when any of them is an error. Only a YAML syntax error (or an
 // empty, oversized or mis-encoded file) stops the checking early.
 func Parse(file string, src []byte, opts Options) (*Pack, diag.List) {
-	c := &collector{}
-	p := parse(file, src, opts, c)
-	list := c.list
-	list.Sort()
-	list = list.Cap(MaxDiagnostics)
-	if list.HasErrors() {
-		return nil, list
-	}
+	p, _, list, _ := parseWith(file, src, opts, true, false)
 	return p, list
 }
 
-func parse(file string, src []byte, opts Options, c *collector) *Pack {
+// parseWith is Parse, reading the pack task by task when split is set and
+// the pack allows it (split.go), and checking the tasks as they are decoded
+// without keeping them when stream is set and the checks allow it (the pack
+// then has no tasks; tasks is how many decoded). didSplit reports whether
+// the pack was read task by task.
+func parseWith(file string, src []byte, opts Options, split, stream bool) (p *Pack, tasks int, list diag.List, didSplit bool) {
+	c := &collector{}
+	p, tasks, didSplit = parse(file, src, opts, c, split, stream)
+	list = c.list
+	list.Sort()
+	list = list.Cap(MaxDiagnostics)
+	if list.HasErrors() {
+		return nil, 0, list, didSplit
+	}
+	return p, tasks, list, didSplit
+}
+
+func parse(file string, src []byte, opts Options, c *collector, split, stream bool) (*Pack, int, bool) {
 	start := diag.Pos{File: file, Line: 1, Col: 1}
 	if len(src) > MaxSize {
 		c.add(tooLarge(start, int64(len(src))), "")
-		return nil
+		return nil, 0, false
 	}
 	if len(bytes.TrimSpace(src)) == 0 {
 		c.add(diag.Errorf(start, CodeEmpty, "the pack is empty; want a YAML mapping with company, personas, tasks and scoring"), "")
-		return nil
+		return nil, 0, false
 	}
 	if d, ok := checkEncoding(file, src); !ok {
 		c.add(d, "")
-		return nil
+		return nil, 0, false
 	}
+	schema := opts.Schema
+	if schema == nil {
+		schema = EmbeddedSchema()
+	}
+	var p *Pack
+	var ts *taskStream
+	if split {
+		ts = newTaskStream(opts.Checks, stream)
+		p = decodeSplit(file, src, schema, opts, c, ts)
+	}
+	didSplit := p != nil
+	if p == nil {
+		// A stream a failed split fed is dropped with what it found.
+		ts = newTaskStream(opts.Checks, stream)
+		if p = decodeWhole(file, src, schema, opts, c, ts); p == nil {
+			return nil, 0, false
+		}
+	}
+	sum := sha256.Sum256(src)
+	p.Path, p.SHA256, p.Source = file, hex.EncodeToString(sum[:]), src
+	// The checks run whatever else is wrong, on what decoded, so that one
+	// run reports every problem (docs/cli.md, "Every pack problem at once").
+	tasks := len(p.Tasks)
+	if ts == nil {
+		for _, chk := range opts.Checks {
+			for _, dg := range chk.CheckPack(p) {
+				c.add(dg, "")
+			}
+		}
+	} else {
+		tasks = ts.tasks
+		ts.finish(p, c)
+	}
+	if c.hasErrors() {
+		return nil, 0, didSplit
+	}
+	return p, tasks, didSplit
+}
+
+// decodeWhole reads the pack as one YAML document: its syntax, its
+// structure, the load rules and the schema. It returns nil when the YAML did
+// not parse (or its aliases were refused), having reported why.
+func decodeWhole(file string, src []byte, schema *Schema, opts Options, c *collector, ts *taskStream) *Pack {
 	doc, ok := parseYAML(file, src, c)
 	if !ok {
 		return nil
@@ -105,25 +189,53 @@ func parse(file string, src []byte, opts Options, c *collector) *Pack {
 	if b.stopped {
 		return nil
 	}
-	schema := opts.Schema
-	if schema == nil {
-		schema = EmbeddedSchema()
-	}
-	d := &decoder{file: file, src: src, schema: schema, opts: opts, c: c}
+	d := &decoder{file: file, src: src, schema: schema, opts: opts, c: c, stream: ts}
 	p := d.pack(root)
 	validateSchema(schema, root, d)
-	sum := sha256.Sum256(src)
-	p.Path, p.SHA256, p.Source = file, hex.EncodeToString(sum[:]), src
-	// The checks run whatever else is wrong, on what decoded, so that one
-	// run reports every problem (docs/cli.md, "Every pack problem at once").
-	for _, chk := range opts.Checks {
-		for _, dg := range chk.CheckPack(p) {
-			c.add(dg, "")
-		}
-	}
-	if c.hasErrors() {
+	return p
+}
+
+// decodeSplit is decodeWhole task by task (split.go), with its diagnostics
+// added to c; it returns nil, having added nothing, when the pack cannot be
+// read that way.
+func decodeSplit(file string, src []byte, schema *Schema, opts Options, c *collector, ts *taskStream) *Pack {
+	if schema.split == nil {
 		return nil
 	}
+	sp, ok := splitTasks(src)
+	if !ok {
+		return nil
+	}
+	sc := &collector{}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(sp.skeleton, &doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil
+	}
+	b := newBuilder(file, sc)
+	root := b.build(&doc)
+	if b.anchored || b.stopped || root.kind != kMap {
+		return nil
+	}
+	tk, tv := root.get("tasks")
+	if tk == nil || tk.pos.Line != sp.keyLine || tk.pos.Col != 1 || tv.kind != kNull || tv.y.Kind != yaml.ScalarNode ||
+		tv.y.Value != "" || tv.y.Tag != "!!null" {
+		return nil
+	}
+	seq := &node{kind: kSeq, pos: diag.Pos{File: file, Line: sp.chunks[0].line, Col: sp.indent + 1}, size: 1}
+	for i := range root.keys {
+		if root.items[i] == tv {
+			root.items[i] = seq
+		}
+	}
+	d := &decoder{file: file, src: src, schema: schema, opts: opts, c: sc, split: sp, splitSeq: seq, stream: ts}
+	p := d.pack(root)
+	if d.splitFailed {
+		return nil
+	}
+	rest := root.jsonValue(true).(map[string]any)
+	rest["tasks"] = make([]any, len(sp.chunks))
+	validateNode(schema.split.rest, root, rest, nil, d)
+	c.list, c.seen, c.typed = append(c.list, sc.list...), sc.seen, sc.typed
 	return p
 }
 

@@ -140,8 +140,11 @@ func TestExampleRoundTrip(t *testing.T) {
 	if got, want := p.Tasks[0].Pos, (diag.Pos{File: file, Line: 14, Col: 3}); got != want {
 		t.Errorf("Load(%q).Tasks[0].Pos = %v, want %v", file, got, want)
 	}
-	if got, want := p.Tasks[0].KPIValuePos["priority_min"], (diag.Pos{File: file, Line: 26, Col: 21}); got != want {
-		t.Errorf("Load(%q) priority_min value at %v, want %v", file, got, want)
+	if _, got, _ := p.Tasks[0].KPIPos("priority_min"); got != (diag.Pos{File: file, Line: 26, Col: 21}) {
+		t.Errorf("Load(%q) priority_min value at %v, want %v", file, got, diag.Pos{File: file, Line: 26, Col: 21})
+	}
+	if got, _, _ := p.Tasks[0].KPIPos("priority_min"); got != (diag.Pos{File: file, Line: 26, Col: 7}) {
+		t.Errorf("Load(%q) priority_min key at %v, want %v", file, got, diag.Pos{File: file, Line: 26, Col: 7})
 	}
 }
 

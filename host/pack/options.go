@@ -27,3 +27,19 @@ type Options struct {
 type Check interface {
 	CheckPack(p *Pack) diag.List
 }
+
+// TaskChecker is a Check that can also check a pack as it is read, a task at
+// a time, so that Validate need not hold every task. The diagnostics of its
+// TaskCheck's calls together must be those CheckPack would return for the
+// same pack, in any order (they are sorted).
+type TaskChecker interface {
+	Check
+	CheckTasks() TaskCheck
+}
+
+// TaskCheck checks one pack: CheckTask is given each task that decoded, in
+// order, and CheckRest, once, the pack without its tasks.
+type TaskCheck interface {
+	CheckTask(t *Task) diag.List
+	CheckRest(p *Pack) diag.List
+}

@@ -52,19 +52,38 @@ type Company struct {
 
 // Task is one pack task.
 type Task struct {
-	Pos         diag.Pos // the task's position (its "- " item)
-	Label       string
-	Persona     string
-	Prompt      string
-	Scorer      scorer.ID
-	Weight      float64 // default 1.0
-	SliceTags   []string
-	KPIs        map[string]any      // KPI values as decoded from YAML into JSON types
-	KPIPos      map[string]diag.Pos // position of each KPI key
-	KPIValuePos map[string]diag.Pos // position of each KPI value
+	Pos       diag.Pos // the task's position (its "- " item)
+	Label     string
+	Persona   string
+	Prompt    string
+	Scorer    scorer.ID
+	Weight    float64 // default 1.0
+	SliceTags []string
+	// KPIs are the KPI values as decoded from YAML into JSON types. Tasks
+	// with equal KPIs share one map: read only. KPIPos says where each is.
+	KPIs        map[string]any
+	kpiPos      []kpiPos
 	Safety      Safety
 	ToolCatalog []string // the task's own tool_catalog (see Pack.ToolCatalog)
 	CEL         []*CELCheck
+}
+
+// kpiPos is where a KPI key and its value are written, in the task's file.
+type kpiPos struct {
+	key                 string
+	keyLine, keyCol     int32
+	valueLine, valueCol int32
+}
+
+// KPIPos returns the positions of KPI key and of its value.
+func (t *Task) KPIPos(key string) (keyPos, valuePos diag.Pos, ok bool) {
+	for _, k := range t.kpiPos {
+		if k.key == key {
+			return diag.Pos{File: t.Pos.File, Line: int(k.keyLine), Col: int(k.keyCol)},
+				diag.Pos{File: t.Pos.File, Line: int(k.valueLine), Col: int(k.valueCol)}, true
+		}
+	}
+	return diag.Pos{}, diag.Pos{}, false
 }
 
 // Safety is a task's safety block.

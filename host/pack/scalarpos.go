@@ -49,11 +49,11 @@ func (d *decoder) scalarPos(n *node) ScalarPos {
 	if y.Kind != yaml.ScalarNode {
 		return sp
 	}
-	runes, ok := d.lineRunes(y.Line) // shared and cached: read only
+	runes, ok := d.lineRunes(n.pos.Line) // shared and cached: read only
 	if !ok {
 		return sp
 	}
-	c := y.Column - 1 // 0-based rune index of the token
+	c := n.pos.Col - 1 // 0-based rune index of the token
 	// Skip node properties (a tag or an anchor) written before the value.
 	for c < len(runes) && (runes[c] == '!' || runes[c] == '&') {
 		for c < len(runes) && runes[c] != ' ' && runes[c] != '\t' {
@@ -70,13 +70,22 @@ func (d *decoder) scalarPos(n *node) ScalarPos {
 	var lines [][]contribution
 	switch sp.Style {
 	case Literal, Folded:
-		lines = d.blockLines(y.Line, runes, c)
+		lines = d.blockLines(n.pos.Line, runes, c)
 	case SingleQuoted, DoubleQuoted:
-		lines = d.quotedLines(y.Line, runes, c, sp.Style == DoubleQuoted, utf8.RuneCountInString(y.Value))
+		lines = d.quotedLines(n.pos.Line, runes, c, sp.Style == DoubleQuoted, utf8.RuneCountInString(y.Value))
 	default:
-		lines = d.plainLines(y.Line, runes, c, utf8.RuneCountInString(y.Value))
+		lines = d.plainLines(n.pos.Line, runes, c, utf8.RuneCountInString(y.Value))
 	}
 	sp.Runs, sp.Lines = align([]rune(y.Value), lines, n.pos.File)
+	// Lines are for block and multi-line scalars; one run that starts where
+	// At would start without runs says no more than no runs (a pack's many
+	// one-line expressions are kept small).
+	if len(sp.Lines) == 1 && sp.Style != Literal && sp.Style != Folded {
+		sp.Lines = nil
+	}
+	if len(sp.Runs) == 1 && sp.Runs[0].Offset == 0 && sp.Runs[0].Pos == (ScalarPos{Pos: sp.Pos, Style: sp.Style}).At(0) {
+		sp.Runs = nil
+	}
 	return sp
 }
 

@@ -24,6 +24,9 @@ type Schema struct {
 	source   string // the file path, or "embedded"
 	compiled *jsonschema.Schema
 	scorers  []string // sorted
+	// split is the schema cut in two for reading a pack task by task, or
+	// nil when the schema's shape does not allow it (see splitSchema).
+	split *schemaSplit
 }
 
 // embeddedSource is what Source returns for the embedded schema.
@@ -90,7 +93,7 @@ func compileSchema(source string, src []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling: %w", err)
 	}
-	return &Schema{source: source, compiled: compiled, scorers: enum}, nil
+	return &Schema{source: source, compiled: compiled, scorers: enum, split: splitSchema(c, url, doc)}, nil
 }
 
 // scorerEnumPointer finds where the scorer enum lives: the "enum" of the

@@ -118,6 +118,8 @@ type builder struct {
 	expanded int32
 	addBytes int64 // bytes the aliases add once expanded
 	stopped  bool  // the alias budget was exceeded; the tree is unusable
+	lineOff  int   // added to every line: the line before the parsed text's first
+	anchored bool  // an anchor or alias was seen
 }
 
 func newBuilder(file string, c *collector) *builder {
@@ -125,7 +127,7 @@ func newBuilder(file string, c *collector) *builder {
 }
 
 func (b *builder) pos(y *yaml.Node) diag.Pos {
-	return diag.Pos{File: b.file, Line: y.Line, Col: y.Column}
+	return diag.Pos{File: b.file, Line: y.Line + b.lineOff, Col: y.Column}
 }
 
 func (b *builder) build(y *yaml.Node) *node {
@@ -139,9 +141,11 @@ func (b *builder) build(y *yaml.Node) *node {
 		}
 		return b.build(y.Content[0])
 	case yaml.AliasNode:
+		b.anchored = true
 		return b.alias(y)
 	}
 	if y.Anchor != "" {
+		b.anchored = true
 		if n, ok := b.memo[y]; ok {
 			return n
 		}
@@ -264,8 +268,11 @@ func (b *builder) mapping(y *yaml.Node) *node {
 
 // key builds a mapping key, which must be a scalar; it is always a string.
 func (b *builder) key(y *yaml.Node) (mkey, bool) {
-	if y.Kind == yaml.AliasNode && y.Alias != nil {
-		y = y.Alias
+	if y.Kind == yaml.AliasNode {
+		b.anchored = true
+		if y.Alias != nil {
+			y = y.Alias
+		}
 	}
 	if y.Kind != yaml.ScalarNode {
 		b.diags.add(diag.Errorf(b.pos(y), CodeType, "a mapping key must be a plain string, not a %s", yamlKind(y)), "")

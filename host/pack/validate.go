@@ -18,7 +18,18 @@ var printer = message.NewPrinter(language.English)
 // violation at the key or value it is about. Problems the semantic rules
 // already reported are dropped by the collector.
 func validateSchema(s *Schema, root *node, d *decoder) {
-	err := s.compiled.Validate(root.jsonValue(true))
+	validateNode(s.compiled, root, root.jsonValue(true), nil, d)
+}
+
+// validateNode validates value, the JSON of the node root found at loc in
+// the pack, against the schema s, and reports each violation as
+// validateSchema does.
+func validateNode(s *jsonschema.Schema, root *node, value any, loc []string, d *decoder) {
+	reportSchema(s.Validate(value), root, loc, d)
+}
+
+// reportSchema reports err, what validating root (at loc) returned.
+func reportSchema(err error, root *node, loc []string, d *decoder) {
 	if err == nil {
 		return
 	}
@@ -45,17 +56,23 @@ func validateSchema(s *Schema, root *node, d *decoder) {
 	}
 	walk(ve)
 	for _, e := range append(leaves, rest...) {
-		d.schemaError(root, e)
+		d.schemaError(root, loc, e)
 	}
 }
 
 // schemaError reports one leaf error of the schema validation.
-func (d *decoder) schemaError(root *node, ve *jsonschema.ValidationError) {
+// root is the node at loc (nil: the pack), from which the error's location
+// counts.
+func (d *decoder) schemaError(root *node, loc []string, ve *jsonschema.ValidationError) {
 	key, val := locate(root, ve.InstanceLocation)
-	path := instancePath(ve.InstanceLocation)
+	full := ve.InstanceLocation
+	if len(loc) > 0 {
+		full = append(loc[:len(loc):len(loc)], ve.InstanceLocation...)
+	}
+	path := instancePath(full)
 	last := ""
-	if n := len(ve.InstanceLocation); n > 0 {
-		last = ve.InstanceLocation[n-1]
+	if n := len(full); n > 0 {
+		last = full[n-1]
 	}
 	text := ve.ErrorKind.LocalizedString(printer)
 	if _, isType := ve.ErrorKind.(*jskind.Type); !isType && d.c.hasTypeError(val.pos) {

@@ -1,0 +1,56 @@
+package pack
+
+import "github.com/assay-eval/assay/pkg/diag"
+
+// taskStream is Validate's way of reading a pack: each task that decoded is
+// given to the checks and counted, then dropped.
+type taskStream struct {
+	checks []TaskCheck
+	diags  []diag.List // by check
+	tasks  int
+}
+
+// newTaskStream returns nil, for the tasks to be kept and the checks run on
+// the whole pack, unless stream is set and every check is a TaskChecker.
+func newTaskStream(checks []Check, stream bool) *taskStream {
+	if !stream {
+		return nil
+	}
+	ts := &taskStream{diags: make([]diag.List, len(checks))}
+	for _, chk := range checks {
+		tc, ok := chk.(TaskChecker)
+		if !ok {
+			return nil
+		}
+		ts.checks = append(ts.checks, tc.CheckTasks())
+	}
+	return ts
+}
+
+func (ts *taskStream) task(t *Task) {
+	ts.tasks++
+	for i, chk := range ts.checks {
+		ts.diags[i] = append(ts.diags[i], chk.CheckTask(t)...)
+	}
+}
+
+// finish runs each check on the rest of the pack and adds its diagnostics
+// to c sorted, as CheckPack's are added.
+func (ts *taskStream) finish(p *Pack, c *collector) {
+	for i, chk := range ts.checks {
+		ds := append(ts.diags[i], chk.CheckRest(p)...)
+		ds.Sort()
+		for _, dg := range ds {
+			c.add(dg, "")
+		}
+	}
+}
+
+// keep adds a decoded task to the pack, or gives it to the stream.
+func (d *decoder) keep(p *Pack, t *Task) {
+	if d.stream != nil {
+		d.stream.task(t)
+		return
+	}
+	p.Tasks = append(p.Tasks, t)
+}
