@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"runtime"
 	"sort"
 	"strings"
@@ -91,8 +92,9 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	e := &Engine{cfg: cfg, tasks: map[string]*taskInfo{}, upstreams: map[string][]scorer.ID{}}
+	shared := newWireShare(cfg.Pack)
 	for i, t := range cfg.Pack.Tasks {
-		w, err := wireTask(cfg.Pack, t)
+		w, err := shared.task(t)
 		if err != nil {
 			return nil, err
 		}
@@ -142,17 +144,45 @@ func Upstreams(descs map[scorer.ID]scorer.Description, t *pack.Task) []scorer.ID
 	return ids
 }
 
-// wireTask is the task as a scorer sees it.
-func wireTask(p *pack.Pack, t *pack.Task) (scorer.Task, error) {
-	kpis := make(map[string]json.RawMessage, len(t.KPIs))
-	for k, v := range t.KPIs {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return scorer.Task{}, fmt.Errorf("task %q: kpi %s: %w", t.Label, k, err)
-		}
-		kpis[k] = b
+// wireShare builds the tasks' wire forms (each task as a scorer sees it),
+// sharing what equal tasks share: the pack gives tasks with equal KPIs one
+// map, so their encoded KPIs are one map too, and the tasks without a tool
+// catalog of their own share the pack's. Wire forms are read-only (scorers
+// get them as sdk.Case says), so a 10,000-task pack keeps one encoded KPI
+// map per distinct one, not one per task (docs/performance.md, "Verifying
+// many small turns").
+type wireShare struct {
+	p       *pack.Pack
+	kpis    map[uintptr]map[string]json.RawMessage
+	catalog []string // the pack's catalog alone; nil when it is empty
+}
+
+func newWireShare(p *pack.Pack) *wireShare {
+	c := append([]string(nil), p.ToolCatalog...)
+	return &wireShare{p: p, kpis: map[uintptr]map[string]json.RawMessage{}, catalog: c[:len(c):len(c)]}
+}
+
+func (s *wireShare) task(t *pack.Task) (scorer.Task, error) {
+	var key uintptr // the pack's map, alive as long as the pack; 0 for no KPIs
+	if len(t.KPIs) > 0 {
+		key = reflect.ValueOf(t.KPIs).Pointer()
 	}
-	catalog := append(append([]string(nil), p.ToolCatalog...), t.ToolCatalog...)
+	kpis, ok := s.kpis[key]
+	if !ok {
+		kpis = make(map[string]json.RawMessage, len(t.KPIs))
+		for k, v := range t.KPIs {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return scorer.Task{}, fmt.Errorf("task %q: kpi %s: %w", t.Label, k, err)
+			}
+			kpis[k] = b
+		}
+		s.kpis[key] = kpis
+	}
+	catalog := s.catalog
+	if len(t.ToolCatalog) > 0 {
+		catalog = append(append([]string(nil), s.p.ToolCatalog...), t.ToolCatalog...)
+	}
 	return scorer.Task{
 		Label:       t.Label,
 		Persona:     t.Persona,

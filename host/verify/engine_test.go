@@ -2,9 +2,11 @@ package verify
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -602,5 +604,54 @@ func TestResumeKeyedByContent(t *testing.T) {
 	}
 	if len(revs) != 2 || revs[0].InputKey == revs[1].InputKey || revs[1].Revision != 2 {
 		t.Errorf("revisions of %s: %d, want 2 with different input keys (the first kept)", edited.Label, len(revs))
+	}
+}
+
+// TestWireTasksShareEqualKPIs: tasks the pack gives one KPI map share one
+// encoded map in their wire forms, and tasks without a catalog of their own
+// share the pack's; each wire form is what it was built from alone.
+func TestWireTasksShareEqualKPIs(t *testing.T) {
+	t.Parallel()
+	kpis := map[string]any{"answer_keywords": []any{"release", "pass"}}
+	p := &pack.Pack{ToolCatalog: []string{"search"}, Tasks: []*pack.Task{
+		{Label: "a", KPIs: kpis},
+		{Label: "b", KPIs: kpis},
+		{Label: "c", KPIs: map[string]any{"answer_keywords": []any{"release", "pass"}}, ToolCatalog: []string{"fetch"}},
+		{Label: "d"},
+	}}
+	s := newWireShare(p)
+	var got []scorer.Task
+	for _, task := range p.Tasks {
+		w, err := s.task(task)
+		if err != nil {
+			t.Fatalf("task(%q): %v", task.Label, err)
+		}
+		got = append(got, w)
+	}
+	want := map[string]json.RawMessage{"answer_keywords": json.RawMessage(`["release","pass"]`)}
+	for i, w := range got[:3] {
+		if diff := cmp.Diff(want, w.KPIs); diff != "" {
+			t.Errorf("task %d KPIs (-want +got):\n%s", i, diff)
+		}
+	}
+	if reflect.ValueOf(got[0].KPIs).Pointer() != reflect.ValueOf(got[1].KPIs).Pointer() {
+		t.Error("tasks a and b have one KPI map in the pack but two encoded maps")
+	}
+	if reflect.ValueOf(got[0].KPIs).Pointer() == reflect.ValueOf(got[2].KPIs).Pointer() {
+		t.Error("task c's KPI map is its own in the pack but shared in its wire form")
+	}
+	if got[3].KPIs == nil || len(got[3].KPIs) != 0 {
+		t.Errorf("task d KPIs = %#v, want an empty map", got[3].KPIs)
+	}
+	if diff := cmp.Diff([]string{"search", "fetch"}, got[2].ToolCatalog); diff != "" {
+		t.Errorf("task c catalog (-want +got):\n%s", diff)
+	}
+	a := got[0].ToolCatalog
+	if diff := cmp.Diff([]string{"search"}, a); diff != "" {
+		t.Errorf("task a catalog (-want +got):\n%s", diff)
+	}
+	_ = append(a, "x") // the shared catalog has no room: appending copies
+	if diff := cmp.Diff([]string{"search"}, got[1].ToolCatalog[:cap(got[1].ToolCatalog)]); diff != "" {
+		t.Errorf("task b catalog after an append to a's (-want +got):\n%s", diff)
 	}
 }
