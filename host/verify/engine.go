@@ -317,24 +317,7 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	sort.Strings(out.Rescored)
 	sort.Strings(out.Retried)
 
-	epochs := map[string][]int{} // task label -> its epochs that ran, ascending
-	for k := range v.results {
-		epochs[k.Label] = append(epochs[k.Label], k.Epoch)
-	}
-	for _, t := range e.cfg.Pack.Tasks {
-		es := epochs[t.Label]
-		sort.Ints(es)
-		if len(es) == 0 {
-			out.Results = append(out.Results, TurnResult{Candidate: in.Candidate, Label: t.Label, Epoch: 1, Persona: t.Persona,
-				Status: score.StatusMissing, Checks: []CheckResult{}, FailureTags: []string{}, weight: t.Weight, sliceTags: t.SliceTags})
-			continue
-		}
-		for _, ep := range es {
-			r := v.results[store.TurnKey{Label: t.Label, Epoch: ep}]
-			r.weight, r.sliceTags = t.Weight, t.SliceTags
-			out.Results = append(out.Results, r)
-		}
-	}
+	out.Results = v.inTaskOrder(e.cfg.Pack.Tasks)
 	turns := make([]score.Turn, len(out.Results))
 	for i := range out.Results {
 		turns[i] = out.Results[i].scoreTurn()
@@ -346,6 +329,40 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	out.Summary = score.Summarize(in.Candidate, turns, th)
 	out.Summary.ScorerVersion = e.cfg.ScorerVersion
 	return out, nil
+}
+
+// inTaskOrder is the pass's results in pack task order, each task's epochs
+// ascending, a missing result for a task without any. It drops v.results:
+// the outcome's slice, allocated once at its length, holds them instead (docs/performance.md, "Verifying many small turns").
+func (v *pass) inTaskOrder(tasks []*pack.Task) []TurnResult {
+	epochs := make(map[string][]int, len(v.results)) // task label -> its epochs that ran, ascending
+	for k := range v.results {
+		epochs[k.Label] = append(epochs[k.Label], k.Epoch)
+	}
+	n := len(v.results)
+	for _, t := range tasks {
+		if len(epochs[t.Label]) == 0 {
+			n++
+		}
+	}
+	results := make([]TurnResult, 0, n)
+	for _, t := range tasks {
+		es := epochs[t.Label]
+		sort.Ints(es)
+		if len(es) == 0 {
+			results = append(results, TurnResult{Candidate: v.candidate, Label: t.Label, Epoch: 1, Persona: t.Persona,
+				Status: score.StatusMissing, Checks: []CheckResult{}, FailureTags: []string{}, weight: t.Weight, sliceTags: t.SliceTags})
+			continue
+		}
+		for _, ep := range es {
+			k := store.TurnKey{Label: t.Label, Epoch: ep}
+			r := v.results[k]
+			r.weight, r.sliceTags = t.Weight, t.SliceTags
+			results = append(results, r)
+		}
+	}
+	v.results = nil
+	return results
 }
 
 // key is the turn a spec is: its label and epoch (an unset epoch is 1).
