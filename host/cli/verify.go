@@ -8,12 +8,9 @@ import (
 	"io"
 	"iter"
 	"os"
-	goruntime "runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/hashicorp/go-hclog"
@@ -28,10 +25,11 @@ import (
 	"github.com/assay-eval/assay/pkg/excerpt"
 )
 
-// verifyMemoryFloor is the least of verify's soft memory limit
-// (runtime/debug), which follows the live heap (verifyMemoryLimit,
-// docs/performance.md, "Verifying many small turns").
-const verifyMemoryFloor = 64 << 20
+// verifyMemoryLimit is verify's soft memory limit (runtime/debug). A run's
+// live heap no longer grows with its turns, and stays well below it; it is
+// a backstop for the peaks of loading a large pack, where a lower limit
+// would only make the collector work harder (docs/performance.md).
+const verifyMemoryLimit = 160 << 20
 
 func (a *app) verifyCommand() *cli.Command {
 	return &cli.Command{
@@ -104,7 +102,7 @@ func (a *app) verify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer setVerifyMemoryLimit()()
+	setVerifyMemoryLimit()
 	runs, turnsFile, otlpFile := c.StringSlice("run"), c.String("turns"), c.String("otlp")
 	if err := checkVerifyInputs(c, runs, turnsFile, otlpFile); err != nil {
 		return err
@@ -177,68 +175,13 @@ func (a *app) verify(c *cli.Context) error {
 }
 
 // setVerifyMemoryLimit sets verify's soft memory limit unless GOMEMLIMIT
-// does, and keeps it at verifyMemoryLimit of the live heap after every
-// collection until the returned func restores the previous limit. A
-// verification allocates fast (each trace is parsed and dropped) while its
-// live heap stays small, so the limit, not GOGC's doubling of the live
-// heap, sets the resident set; following the live heap, it never makes the
-// collector run without end when more is live than the floor allows.
-func setVerifyMemoryLimit() (restore func()) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
+// does: a verification allocates fast (each trace is parsed and dropped)
+// while its live heap stays small, so the limit keeps the resident set
+// bounded on long runs at little cost.
+func setVerifyMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(verifyMemoryLimit)
 	}
-	prev := debug.SetMemoryLimit(-1)
-	var mu sync.Mutex
-	stopped := false
-	tune := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if !stopped {
-			debug.SetMemoryLimit(verifyMemoryLimit(liveHeap()))
-		}
-		return !stopped
-	}
-	tune()
-	afterEachGC(tune)
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped = true
-		debug.SetMemoryLimit(prev)
-	}
-}
-
-// verifyMemoryLimit is the soft memory limit for a live heap of live
-// bytes: verifyMemoryFloor, or one and a half times the live heap when
-// that is more (GOGC's default goal is twice the live heap; the limit
-// counts all of the runtime's memory, the live heap only the objects).
-func verifyMemoryLimit(live uint64) int64 {
-	return max(verifyMemoryFloor, int64(live+live/2))
-}
-
-// liveHeap is the heap's live bytes at the last collection.
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
-}
-
-// gcSentinel is an object only a finalizer refers to, so it is found
-// unreachable by every collection; large enough not to share a tiny block.
-type gcSentinel struct{ _ [16]byte }
-
-// afterEachGC runs f after each collection for as long as f returns true.
-func afterEachGC(f func() bool) {
-	var fin func(*gcSentinel)
-	fin = func(s *gcSentinel) {
-		if f() {
-			goruntime.SetFinalizer(s, fin)
-		}
-	}
-	goruntime.SetFinalizer(new(gcSentinel), fin)
 }
 
 // ciCollector keeps each turn's failed checks for --junit and --markdown;
