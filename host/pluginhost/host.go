@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -43,6 +44,7 @@ type Host struct {
 	solos   map[*proc]bool // the solo processes of lost batches being isolated
 	healths map[scorer.ID]*health
 	closed  bool
+	sockets string // the run's private socket directory; "" until the first launch
 }
 
 // Option configures a Host.
@@ -187,6 +189,41 @@ func (h *Host) Close() error {
 	}
 	for p := range solos {
 		p.close()
+	}
+	return h.removeSockets()
+}
+
+// socketDir returns the run's private directory for the plugins' sockets,
+// making it at the first launch (scorerpb.MakeSocketDir): a launch fails
+// when it cannot be made private.
+func (h *Host) socketDir() (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return "", ErrClosed
+	}
+	if h.sockets == "" {
+		dir, err := scorerpb.MakeSocketDir()
+		if err != nil {
+			return "", err
+		}
+		h.sockets = dir
+	}
+	return h.sockets, nil
+}
+
+// removeSockets removes the socket directory with whatever a killed plugin
+// left in it.
+func (h *Host) removeSockets() error {
+	h.mu.Lock()
+	dir := h.sockets
+	h.sockets = ""
+	h.mu.Unlock()
+	if dir == "" {
+		return nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing the plugin socket directory: %w", err)
 	}
 	return nil
 }

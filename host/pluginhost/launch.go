@@ -67,14 +67,18 @@ type launchConfig struct {
 	logger       hclog.Logger
 	startTimeout time.Duration
 	callTimeout  time.Duration
+	socketDir    string // the run's private directory for plugin sockets (scorerpb.MakeSocketDir)
 }
 
 // launch opens the binary once, hashes the open file and, when the hash is
 // the one wanted, executes that same open file (see runner.go), never the
 // path again: a rename between the check and the exec cannot change what
 // runs. The plugin gets the allow-listed environment, its own process group
-// and resource limits, AutoMTLS and a start timeout, and is asked to
-// Describe itself under a deadline.
+// and resource limits and a start timeout, and is asked to Describe itself
+// under a deadline. It listens on a Unix socket that go-plugin puts in a
+// directory of its own inside lc.socketDir, which only the user running the
+// host can enter, and the host connects to that socket only, without TLS
+// (docs/plugins.md, "The connection"; on Windows: TCP with AutoMTLS).
 func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 	f, sum, err := openHashed(lc.path)
 	if err != nil {
@@ -91,7 +95,8 @@ func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 		VersionedPlugins: map[int]plugin.PluginSet{scorerpb.ProtocolVersion: {scorerpb.PluginName: clientPlugin{}}},
 		RunnerFunc:       r.start,
 		SkipHostEnv:      true,
-		AutoMTLS:         true,
+		AutoMTLS:         !scorerpb.UnixSockets,
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: lc.socketDir},
 		StartTimeout:     lc.startTimeout,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           lc.logger,

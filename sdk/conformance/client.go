@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 
 	"github.com/assay-eval/assay/sdk"
@@ -123,28 +125,104 @@ func dispense(client *plugin.Client) (Client, error) {
 }
 
 // Launch starts the plugin binary at path as the host does (go-plugin, gRPC,
-// AutoMTLS, an allow-listed environment) and returns a client and a function
-// that kills it. The plugin's stderr log goes to stderr (nil: discarded).
+// an allow-listed environment, a Unix socket in a directory only this user
+// can enter, without TLS; on Windows TCP with AutoMTLS) and returns a client
+// and a function that kills it and removes the directory. The plugin's
+// stderr log goes to stderr (nil: discarded).
 func Launch(path string, stderr io.Writer) (Client, func(), error) {
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	cmd := exec.Command(path)
-	cmd.Env = scorerpb.PluginEnv(os.Environ())
+	sockets, err := scorerpb.MakeSocketDir()
+	if err != nil {
+		return nil, nil, fmt.Errorf("launching %s: %w", path, err)
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: stderr, Level: hclog.Warn})
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  scorerpb.Handshake,
 		VersionedPlugins: wire.Plugins(&wire.Plugin{}),
-		Cmd:              cmd,
+		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
+			cmd := exec.Command(path)
+			cmd.Env = append(scorerpb.PluginEnv(os.Environ()), spec.Env...)
+			return checkedRunner(cmd, socketDir)
+		},
 		SkipHostEnv:      true,
-		AutoMTLS:         true,
+		AutoMTLS:         !scorerpb.UnixSockets,
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: sockets},
 		StartTimeout:     10 * time.Second,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: stderr, Level: hclog.Warn}),
+		Logger:           logger,
 	})
+	stop := func() {
+		client.Kill()
+		os.RemoveAll(sockets)
+	}
 	c, err := dispense(client)
 	if err != nil {
-		client.Kill()
+		stop()
 		return nil, nil, fmt.Errorf("launching %s: %w", path, err)
 	}
-	return c, client.Kill, nil
+	return c, stop, nil
+}
+
+// checkedRunner runs cmd for go-plugin, and accepts as the handshake's address
+// only a Unix socket in the directory go-plugin made for the plugin
+// (scorerpb.AddrCheck).
+func checkedRunner(cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
+	r := &cmdRunner{cmd: cmd}
+	var err error
+	if r.stdout, err = cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if r.stderr, err = cmd.StderrPipe(); err != nil {
+		return nil, err
+	}
+	if scorerpb.UnixSockets {
+		r.check = scorerpb.NewAddrCheck(socketDir)
+		r.stdout = r.check.Stdout(r.stdout)
+	}
+	return r, nil
+}
+
+// cmdRunner runs a plugin as go-plugin's own runner does, with the address
+// check.
+type cmdRunner struct {
+	cmd            *exec.Cmd
+	stdout, stderr io.ReadCloser
+	check          *scorerpb.AddrCheck
+}
+
+func (r *cmdRunner) Start(context.Context) error     { return r.cmd.Start() }
+func (r *cmdRunner) Wait(context.Context) error      { return r.cmd.Wait() }
+func (r *cmdRunner) Diagnose(context.Context) string { return "" }
+func (r *cmdRunner) Stdout() io.ReadCloser           { return r.stdout }
+func (r *cmdRunner) Stderr() io.ReadCloser           { return r.stderr }
+func (r *cmdRunner) Name() string                    { return r.cmd.Path }
+
+func (r *cmdRunner) Kill(context.Context) error {
+	if r.cmd.Process == nil {
+		return nil
+	}
+	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+func (r *cmdRunner) ID() string {
+	if r.cmd.Process == nil {
+		return ""
+	}
+	return strconv.Itoa(r.cmd.Process.Pid)
+}
+
+func (r *cmdRunner) PluginToHost(network, addr string) (string, string, error) {
+	if r.check != nil {
+		return r.check.PluginToHost(network, addr)
+	}
+	return network, addr, nil
+}
+
+func (r *cmdRunner) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
 }
