@@ -176,7 +176,7 @@ function main() {
 // host made for this plugin (only its user can enter it), without TLS, and
 // prints the handshake line.
 function listenUnix(server, dir) {
-  const sock = path.join(dir, `plugin-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
+  const sock = path.join(dir, `plugin${crypto.randomBytes(4).toString('hex')}`);
   server.bindAsync(`unix:${sock}`, grpc.ServerCredentials.createInsecure(), (err) => {
     if (err) {
       fail(`listening on ${sock}: ${err.message}`);

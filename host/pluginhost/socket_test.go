@@ -34,10 +34,10 @@ func TestPluginSocketIsPrivate(t *testing.T) {
 	if _, ok := env["PLUGIN_CLIENT_CERT"]; ok {
 		t.Errorf("plugin environment has PLUGIN_CLIENT_CERT, want no TLS offered on a Unix socket")
 	}
-	runs, _ := filepath.Glob(filepath.Join(tmp, "assay-plugins-*"))
+	runs, _ := filepath.Glob(filepath.Join(tmp, "assay-*"))
 	if len(runs) != 1 {
 		h.Close()
-		t.Fatalf("socket directories in TMPDIR = %v, want one assay-plugins-*", runs)
+		t.Fatalf("socket directories in TMPDIR = %v, want one assay-*", runs)
 	}
 	own := env["PLUGIN_UNIX_SOCKET_DIR"]
 	if filepath.Dir(own) != runs[0] {

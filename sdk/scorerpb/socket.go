@@ -21,11 +21,16 @@ var ErrNotPrivate = errors.New("the plugin socket directory is not private")
 // temporary directory with mode 0700, owned by the user running the host,
 // so that only that user (or root) can reach a socket inside it. It refuses
 // (ErrNotPrivate, and removes the directory) when the file system does not
-// give it those permissions. The caller removes it when the run ends.
+// give it those permissions. The caller removes it when the run ends. Off
+// Unix (UnixSockets is false) the plugins listen on TCP behind AutoMTLS and
+// the directory's mode is not checked.
 func MakeSocketDir() (string, error) {
-	dir, err := os.MkdirTemp("", "assay-plugins-")
+	dir, err := os.MkdirTemp("", "assay-")
 	if err != nil {
 		return "", fmt.Errorf("making the plugin socket directory: %w", err)
+	}
+	if !UnixSockets {
+		return dir, nil
 	}
 	if err := CheckPrivate(dir); err != nil {
 		os.RemoveAll(dir)
