@@ -44,7 +44,9 @@ type Host struct {
 	solos   map[*proc]bool // the solo processes of lost batches being isolated
 	healths map[scorer.ID]*health
 	closed  bool
-	sockets string // the run's private socket directory; "" until the first launch
+	sockets string             // the run's private socket directory; "" until the first launch
+	tls     map[scorer.ID]bool // the scorers that started only with AutoMTLS: later launches use it at once
+	warned  []string           // the run's warnings (Warnings)
 }
 
 // Option configures a Host.
@@ -210,6 +212,38 @@ func (h *Host) socketDir() (string, error) {
 		h.sockets = dir
 	}
 	return h.sockets, nil
+}
+
+// needsTLS says whether scorer id started only with AutoMTLS earlier in
+// the run: its later launches go straight to AutoMTLS.
+func (h *Host) needsTLS(id scorer.ID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.tls[id]
+}
+
+// noteTLS remembers that scorer id started only with AutoMTLS, and warns
+// once.
+func (h *Host) noteTLS(id scorer.ID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.tls[id] {
+		return
+	}
+	if h.tls == nil {
+		h.tls = map[scorer.ID]bool{}
+	}
+	h.tls[id] = true
+	h.warned = append(h.warned, fmt.Sprintf("scorer %s did not start without TLS; it was started with AutoMTLS (slower; see docs/plugins.md, \"The connection\")", id))
+}
+
+// Warnings are the run's warnings so far, in the order they arose: each
+// scorer that started only with AutoMTLS (docs/plugins.md, "The
+// connection"). Run outputs list them (summary.json "warnings").
+func (h *Host) Warnings() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.warned...)
 }
 
 // removeSockets removes the socket directory with whatever a killed plugin

@@ -84,6 +84,7 @@ func (p *proc) get(ctx context.Context) (*instance, uint64, error) {
 	in, err := launch(ctx, launchConfig{
 		path: path, sum: sum, limits: p.h.limits, logger: p.logger,
 		startTimeout: p.h.startTimeout, callTimeout: p.h.deadline(1), socketDir: sockets,
+		tls: p.h.needsTLS(p.entry.ID),
 	})
 	if err == nil {
 		if err = agree(p.entry, in.desc); err != nil {
@@ -102,6 +103,9 @@ func (p *proc) get(ctx context.Context) (*instance, uint64, error) {
 		p.lastFail = time.Now()
 		p.logger.Error("plugin did not start", logError, err)
 		return nil, 0, fmt.Errorf("plugin %s: %w: %w", p.entry.ID, ErrStart, err)
+	}
+	if in.tls {
+		p.h.noteTLS(p.entry.ID)
 	}
 	p.failures = 0
 	p.in = in

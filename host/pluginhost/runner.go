@@ -28,6 +28,7 @@ type groupRunner struct {
 	limits Limits
 	env    []string
 	check  *scorerpb.AddrCheck // the handshake's address; nil: any (Windows, AutoMTLS)
+	tls    bool                // launched with AutoMTLS: any address, as go-plugin has it (no check)
 
 	cmd            *exec.Cmd
 	stdout, stderr io.ReadCloser
@@ -57,7 +58,7 @@ func (r *groupRunner) start(_ hclog.Logger, spec *exec.Cmd, socketDir string) (r
 	if r.stderr, err = r.cmd.StderrPipe(); err != nil {
 		return nil, err
 	}
-	if scorerpb.UnixSockets {
+	if scorerpb.UnixSockets && !r.tls {
 		r.check = scorerpb.NewAddrCheck(socketDir)
 		r.stdout = r.check.Stdout(r.stdout)
 	}

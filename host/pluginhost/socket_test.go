@@ -4,11 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/sdk/conformance"
 )
 
 // TestPluginSocketIsPrivate: without TLS, what keeps other users off a
@@ -81,5 +85,58 @@ func TestPluginAddressChecked(t *testing.T) {
 				t.Errorf("Score(%s) error = %v, want one containing %q", id, outs[0].Err, want)
 			}
 		})
+	}
+}
+
+// TestPluginTLSFallback: a plugin that exits unless the host offers AutoMTLS
+// (one written for the hosts before the private Unix socket) is launched
+// once more with AutoMTLS and scores; the host warns once, and every later
+// launch of it in the run (a restart after a crash, the solo process of a
+// lost batch) goes straight to AutoMTLS. Not parallel: it sets TMPDIR, where
+// the plugin logs how it was launched.
+func TestPluginTLSFallback(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	const id = scorer.ID("test_tlsonly")
+	// Register launches it too: it registers through the same fallback.
+	m := &pluginhost.Manifest{Dir: t.TempDir()}
+	exe := filepath.Join(m.Dir, filepath.Base(bin(string(id))))
+	b, err := os.ReadFile(bin(string(id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pluginhost.Register(context.Background(), m, []string{exe}, hclog.NewNullLogger()); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	h := short(m)
+	defer h.Close()
+	for _, label := range []string{"a", "exit", "b"} {
+		outs := h.Score(context.Background(), id, labelled(label))
+		if label != "exit" && outs[0].Err != nil {
+			t.Fatalf("Score(%s) error = %v, want a result", label, outs[0].Err)
+		}
+	}
+	warns := h.Warnings()
+	if len(warns) != 1 || !strings.Contains(warns[0], "scorer test_tlsonly did not start without TLS; it was started with AutoMTLS") {
+		t.Errorf("Warnings() = %q, want one about test_tlsonly and AutoMTLS", warns)
+	}
+	b, err = os.ReadFile(filepath.Join(tmp, "assay-test-tlsonly.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := strings.Fields(string(b))
+	rep, err := conformance.CheckBinary(context.Background(), bin(string(id)), nil)
+	if err != nil {
+		t.Fatalf("conformance: %v", err)
+	}
+	if last := rep[len(rep)-1]; !last.OK() || last.Name != conformance.CheckTransport || len(last.Findings) != 1 ||
+		!strings.Contains(last.Findings[0], "requires AutoMTLS") {
+		t.Errorf("conformance report = %+v, want a passing plaintext_transport with a requires-AutoMTLS finding last (the test scorer fails unset_kpis on purpose)", rep)
+	}
+	if len(starts) < 4 || starts[0] != "plain" || starts[2] != "plain" || slices.Contains(starts[3:], "plain") {
+		t.Errorf("launches = %q, want plain then AutoMTLS at Register and at the run's first launch, then AutoMTLS only (the restart)", starts)
 	}
 }

@@ -103,6 +103,16 @@ func (h *AddrCheck) note(b []byte) {
 	}
 }
 
+// Announced says whether the plugin wrote anything on stdout: a plugin
+// that exits, closes stdout or times out its start before writing a byte
+// may be one that serves only behind AutoMTLS (docs/protocol.md,
+// "Handshake"), and the host launches it again with AutoMTLS.
+func (h *AddrCheck) Announced() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.line) > 0 || h.done
+}
+
 // PluginToHost is the runner's go-plugin address translation: it accepts
 // the address only when it is a Unix socket inside the directory and the
 // handshake line carries no certificate.
