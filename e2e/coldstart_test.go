@@ -12,7 +12,7 @@ import (
 )
 
 // coldStart launches the plugin at path n times, as the host does (go-plugin
-// handshake with AutoMTLS), and returns the median time from starting the
+// handshake on a private Unix socket), and returns the median time from starting the
 // process to the answer of its first Describe.
 func coldStart(b *testing.B, path string, n int) time.Duration {
 	b.Helper()

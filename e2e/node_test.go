@@ -9,23 +9,15 @@ import (
 )
 
 // TestNodeScorer is issue 15 item 6: examples/node-scorer, a scorer in
-// JavaScript on Node.js that performs go-plugin's handshake (AutoMTLS
-// included) with no Go, passes `assay plugins conformance` and scores a
+// JavaScript on Node.js that performs go-plugin's handshake (on a private
+// Unix socket; TLS when a previous host offers AutoMTLS, see
+// TestPreviousHostTransport) with no Go, passes `assay plugins conformance` and scores a
 // verify run. It skips, saying why, without node and npm.
 func TestNodeScorer(t *testing.T) {
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found: the Node.js scorer example needs node and npm", tool)
-		}
+	if !nodeReady(t) {
+		t.Skip("node or npm not found: the Node.js scorer example needs both")
 	}
 	example := filepath.Join(root, "examples", "node-scorer")
-	if _, err := os.Stat(filepath.Join(example, "node_modules")); err != nil {
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = example
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", example, err, out)
-		}
-	}
 	script := filepath.Join(example, "scorer.js")
 	r := runRaw(t, "plugins", "conformance", script)
 	if r.code != 0 || strings.Count(r.stdout, "ok ") != 8 {
@@ -68,4 +60,25 @@ scoring: {process_weight: 0.5, kpi_weight: 0.5, min_mean_score: 0, min_finalize_
 	if !strings.HasPrefix(got["bad"], "scored") || !strings.Contains(got["bad"], "ungrounded_answer") || strings.Contains(got["good"], "ungrounded_answer") {
 		t.Errorf("status and failure tags per candidate = %v, want both scored and only bad tagged ungrounded_answer", got)
 	}
+}
+
+// nodeReady reports whether node and npm are present, installing the
+// example's node_modules when they are missing.
+func nodeReady(t *testing.T) bool {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Logf("%s not found", tool)
+			return false
+		}
+	}
+	example := filepath.Join(root, "examples", "node-scorer")
+	if _, err := os.Stat(filepath.Join(example, "node_modules")); err != nil {
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = example
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci in %s: %v\n%s", example, err, out)
+		}
+	}
+	return true
 }

@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 // scorer.js (installed as assay-scorer-node_keywords): an assay scorer plugin in JavaScript, with no Go.
 // It performs go-plugin's handshake as docs/protocol.md describes: check the
-// magic cookie and protocol version, make a self-signed TLS certificate,
-// trust only the host's certificate (PLUGIN_CLIENT_CERT) and require it,
-// serve gRPC on 127.0.0.1 in the given port range, and print the one
-// handshake line with the certificate. The scorer, node_keywords, checks
-// that the answer contains every keyword the task lists.
+// magic cookie and protocol version, then serve gRPC on a Unix socket in the
+// directory the host made for it (PLUGIN_UNIX_SOCKET_DIR), without TLS, and
+// print the one handshake line. When the host offers AutoMTLS instead
+// (PLUGIN_CLIENT_CERT is set: an assay before the Unix-socket transport, or
+// Windows), make a self-signed TLS certificate, trust only the host's
+// certificate and require it, serve on 127.0.0.1 in the given port range,
+// and print the handshake line with the certificate. The scorer,
+// node_keywords, checks that the answer contains every keyword the task
+// lists.
 'use strict';
 
 const crypto = require('node:crypto');
@@ -140,8 +144,9 @@ function main() {
     fail(`the host speaks protocol versions ${process.env.PLUGIN_PROTOCOL_VERSIONS}, this plugin ${PROTOCOL}`);
   }
   const clientCert = process.env.PLUGIN_CLIENT_CERT;
-  if (!clientCert) {
-    fail('PLUGIN_CLIENT_CERT is not set: the host did not offer AutoMTLS');
+  const socketDir = process.env.PLUGIN_UNIX_SOCKET_DIR;
+  if (!clientCert && !socketDir) {
+    fail('neither PLUGIN_UNIX_SOCKET_DIR nor PLUGIN_CLIENT_CERT is set: the host offered no transport this plugin knows');
   }
   const def = protoLoader.loadSync(PROTO, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
   const pkg = grpc.loadPackageDefinition(def).assay.scorer.v1;
@@ -158,9 +163,26 @@ function main() {
   });
   server.addService(controller(), { Shutdown: (call, cb) => { cb(null, {}); setImmediate(() => process.exit(0)); } });
 
+  if (!clientCert) {
+    listenUnix(server, socketDir);
+    return;
+  }
   const { keyPem, certPem, der } = selfSigned();
   const creds = grpc.ServerCredentials.createSsl(Buffer.from(clientCert), [{ private_key: keyPem, cert_chain: certPem }], true);
   listen(server, creds, der);
+}
+
+// listenUnix serves on a new Unix socket in dir, the private directory the
+// host made for this plugin (only its user can enter it), without TLS, and
+// prints the handshake line.
+function listenUnix(server, dir) {
+  const sock = path.join(dir, `plugin${crypto.randomBytes(4).toString('hex')}`);
+  server.bindAsync(`unix:${sock}`, grpc.ServerCredentials.createInsecure(), (err) => {
+    if (err) {
+      fail(`listening on ${sock}: ${err.message}`);
+    }
+    process.stdout.write(`1|${PROTOCOL}|unix|${sock}|grpc\n`);
+  });
 }
 
 // listen binds the first free port in [PLUGIN_MIN_PORT, PLUGIN_MAX_PORT]

@@ -202,6 +202,9 @@ func (a *app) pluginsConformance(c *cli.Context) error {
 	for _, r := range rep {
 		if r.OK() {
 			fmt.Fprintf(a.stdout, "ok    %s\n", r.Name)
+			for _, f := range r.Findings {
+				fmt.Fprintf(a.stdout, "      finding: %s\n", f)
+			}
 			continue
 		}
 		fmt.Fprintf(a.stdout, "FAIL  %s\n", r.Name)

@@ -253,6 +253,9 @@ func (a *app) printReport(rep *verify.Report, format string) error {
 		printFrontier(a.stdout, rep.Frontier, rep.NotDistinguishable.All())
 		printHealth(a.stdout, rep.ScorerHealth, false)
 		printFired(a.stdout, rep.KillCriteria)
+		for _, w := range rep.Warnings {
+			fmt.Fprintf(a.stdout, "warning: %s\n", w)
+		}
 	}
 	for _, e := range rep.Errors {
 		fmt.Fprintf(a.stderr, "candidate %s (%s) not verified: %s\n", e.Candidate, e.Input, e.Error)

@@ -16,7 +16,7 @@ import (
 )
 
 // BenchmarkColdStart measures a plugin's launch (sha256 check, exec,
-// handshake, AutoMTLS) to its first Describe answer.
+// handshake on a private Unix socket) to its first Describe answer.
 func BenchmarkColdStart(b *testing.B) {
 	id := scorer.ID("test_env")
 	if toolSequence {

@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -43,6 +44,9 @@ type Host struct {
 	solos   map[*proc]bool // the solo processes of lost batches being isolated
 	healths map[scorer.ID]*health
 	closed  bool
+	sockets string             // the run's private socket directory; "" until the first launch
+	tls     map[scorer.ID]bool // the scorers that started only with AutoMTLS: later launches use it at once
+	warned  []string           // the run's warnings (Warnings)
 }
 
 // Option configures a Host.
@@ -187,6 +191,73 @@ func (h *Host) Close() error {
 	}
 	for p := range solos {
 		p.close()
+	}
+	return h.removeSockets()
+}
+
+// socketDir returns the run's private directory for the plugins' sockets,
+// making it at the first launch (scorerpb.MakeSocketDir): a launch fails
+// when it cannot be made private.
+func (h *Host) socketDir() (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return "", ErrClosed
+	}
+	if h.sockets == "" {
+		dir, err := scorerpb.MakeSocketDir()
+		if err != nil {
+			return "", err
+		}
+		h.sockets = dir
+	}
+	return h.sockets, nil
+}
+
+// needsTLS says whether scorer id started only with AutoMTLS earlier in
+// the run: its later launches go straight to AutoMTLS.
+func (h *Host) needsTLS(id scorer.ID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.tls[id]
+}
+
+// noteTLS remembers that scorer id started only with AutoMTLS, and warns
+// once.
+func (h *Host) noteTLS(id scorer.ID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.tls[id] {
+		return
+	}
+	if h.tls == nil {
+		h.tls = map[scorer.ID]bool{}
+	}
+	h.tls[id] = true
+	h.warned = append(h.warned, fmt.Sprintf("scorer %s did not start without TLS; it was started with AutoMTLS (slower; see docs/plugins.md, \"The connection\")", id))
+}
+
+// Warnings are the run's warnings so far, in the order they arose: each
+// scorer that started only with AutoMTLS (docs/plugins.md, "The
+// connection"). Run outputs list them (summary.json "warnings").
+func (h *Host) Warnings() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.warned...)
+}
+
+// removeSockets removes the socket directory with whatever a killed plugin
+// left in it.
+func (h *Host) removeSockets() error {
+	h.mu.Lock()
+	dir := h.sockets
+	h.sockets = ""
+	h.mu.Unlock()
+	if dir == "" {
+		return nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing the plugin socket directory: %w", err)
 	}
 	return nil
 }

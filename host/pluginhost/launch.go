@@ -51,6 +51,7 @@ type instance struct {
 	rpc    *rpcClient
 	desc   scorer.Description
 	sum    string // the sha256 of the file that runs, lowercase hex
+	tls    bool   // it was started with AutoMTLS: it did not start without (launch)
 }
 
 // kill stops the process and its process group at once (it is broken or no
@@ -67,31 +68,59 @@ type launchConfig struct {
 	logger       hclog.Logger
 	startTimeout time.Duration
 	callTimeout  time.Duration
+	socketDir    string // the run's private directory for plugin sockets (scorerpb.MakeSocketDir)
+	tls          bool   // launch with go-plugin's AutoMTLS at once (the scorer needed it earlier in the run)
 }
 
 // launch opens the binary once, hashes the open file and, when the hash is
 // the one wanted, executes that same open file (see runner.go), never the
 // path again: a rename between the check and the exec cannot change what
 // runs. The plugin gets the allow-listed environment, its own process group
-// and resource limits, AutoMTLS and a start timeout, and is asked to
-// Describe itself under a deadline.
+// and resource limits and a start timeout, and is asked to Describe itself
+// under a deadline. It listens on a Unix socket that go-plugin puts in a
+// directory of its own inside lc.socketDir, which only the user running the
+// host can enter, and the host connects to that socket only, without TLS
+// (docs/plugins.md, "The connection"; on Windows: TCP with AutoMTLS).
+//
+// A plugin that wrote nothing on stdout before it exited, closed it or ran
+// out of start time may be one that serves only behind AutoMTLS, as every
+// host offered before this one: it is launched once more with AutoMTLS, and
+// the instance says so (tls). When that fails too, the error names both
+// attempts.
 func launch(ctx context.Context, lc launchConfig) (*instance, error) {
+	in, silent, err := launchOnce(ctx, lc)
+	if err == nil || lc.tls || !silent || ctx.Err() != nil {
+		return in, err
+	}
+	lc.tls = true
+	in, _, tlsErr := launchOnce(ctx, lc)
+	if tlsErr != nil {
+		return nil, fmt.Errorf("%w (without TLS); launched again with AutoMTLS: %w", err, tlsErr)
+	}
+	lc.logger.Warn("plugin did not start without TLS; it was started with AutoMTLS (slower; see docs/plugins.md)", logPath, lc.path)
+	return in, nil
+}
+
+// launchOnce is one launch, with AutoMTLS when lc.tls (and on Windows);
+// silent says the plugin wrote nothing on stdout before its handshake failed.
+func launchOnce(ctx context.Context, lc launchConfig) (in *instance, silent bool, err error) {
 	f, sum, err := openHashed(lc.path)
 	if err != nil {
-		return nil, fmt.Errorf("launching %s: %w", lc.path, err)
+		return nil, false, fmt.Errorf("launching %s: %w", lc.path, err)
 	}
 	defer f.Close()
 	if lc.sum != nil && !bytes.Equal(sum, lc.sum) {
-		return nil, fmt.Errorf("launching %s: %w: the file has %s, the manifest %s (the binary changed after registration; register it again)",
+		return nil, false, fmt.Errorf("launching %s: %w: the file has %s, the manifest %s (the binary changed after registration; register it again)",
 			lc.path, ErrChecksum, hex.EncodeToString(sum), hex.EncodeToString(lc.sum))
 	}
-	r := &groupRunner{file: f, name: lc.path, limits: lc.limits, env: scorerpb.PluginEnv(os.Environ())}
+	r := &groupRunner{file: f, name: lc.path, limits: lc.limits, env: scorerpb.PluginEnv(os.Environ()), tls: lc.tls}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  scorerpb.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{scorerpb.ProtocolVersion: {scorerpb.PluginName: clientPlugin{}}},
 		RunnerFunc:       r.start,
 		SkipHostEnv:      true,
-		AutoMTLS:         true,
+		AutoMTLS:         lc.tls || !scorerpb.UnixSockets,
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: lc.socketDir},
 		StartTimeout:     lc.startTimeout,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           lc.logger,
@@ -103,27 +132,28 @@ func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 	if err != nil {
 		r.killGroup()
 		client.Kill()
+		silent = r.check != nil && !r.check.Announced()
 		if msg, _, multi := strings.Cut(err.Error(), "\n"); multi && strings.HasPrefix(msg, "Unrecognized remote plugin message") {
-			return nil, fmt.Errorf("launching %s: %s (it must write nothing to stdout before the go-plugin handshake, or it is not an assay plugin)", lc.path, msg)
+			return nil, silent, fmt.Errorf("launching %s: %s (it must write nothing to stdout before the go-plugin handshake, or it is not an assay plugin)", lc.path, msg)
 		}
-		return nil, fmt.Errorf("launching %s: %w", lc.path, err)
+		return nil, silent, fmt.Errorf("launching %s: %w", lc.path, err)
 	}
 	raw, err := proto.Dispense(scorerpb.PluginName)
 	if err != nil {
 		r.killGroup()
 		client.Kill()
-		return nil, fmt.Errorf("launching %s: dispensing %s: %w", lc.path, scorerpb.PluginName, err)
+		return nil, false, fmt.Errorf("launching %s: dispensing %s: %w", lc.path, scorerpb.PluginName, err)
 	}
-	in := &instance{client: client, runner: r, rpc: raw.(*rpcClient), sum: hex.EncodeToString(sum)}
+	in = &instance{client: client, runner: r, rpc: raw.(*rpcClient), sum: hex.EncodeToString(sum), tls: lc.tls}
 	dctx, cancel := context.WithTimeout(ctx, lc.callTimeout)
 	defer cancel()
 	resp, err := in.rpc.Describe(dctx, &scorerpb.DescribeRequest{})
 	if err != nil {
 		in.kill()
-		return nil, fmt.Errorf("launching %s: describe: %w", lc.path, err)
+		return nil, false, fmt.Errorf("launching %s: describe: %w", lc.path, err)
 	}
 	in.desc = scorerpb.DescriptionFromProto(resp)
-	return in, nil
+	return in, false, nil
 }
 
 // openHashed opens the regular file at path and returns it with its sha256.

@@ -19,7 +19,7 @@ import (
 )
 
 // testPlugins are the test-only plugins under testdata/plugins, by id.
-var testPlugins = []string{"test_panic", "test_exit", "test_sleep", "test_stdout", "test_env", "test_hog", "test_bad", "test_marker"}
+var testPlugins = []string{"test_panic", "test_exit", "test_sleep", "test_stdout", "test_env", "test_hog", "test_bad", "test_marker", "test_tcp", "test_tls", "test_tlsonly"}
 
 var (
 	binDir       string               // the built plugins: assay-scorer-<id>

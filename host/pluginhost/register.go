@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // BinaryPrefix starts every scorer plugin's file name: assay-scorer-<id>.
@@ -50,9 +52,14 @@ func register(ctx context.Context, m *Manifest, bin string, logger hclog.Logger)
 	if err != nil {
 		return Entry{}, err
 	}
+	sockets, err := scorerpb.MakeSocketDir()
+	if err != nil {
+		return Entry{}, err
+	}
+	defer os.RemoveAll(sockets)
 	in, err := launch(ctx, launchConfig{
 		path: abs, limits: DefaultLimits(), logger: logger.Named(filepath.Base(abs)),
-		startTimeout: 10 * time.Second, callTimeout: 10 * time.Second,
+		startTimeout: 10 * time.Second, callTimeout: 10 * time.Second, socketDir: sockets,
 	})
 	if err != nil {
 		return Entry{}, err

@@ -75,10 +75,16 @@ func (p *proc) get(ctx context.Context) (*instance, uint64, error) {
 		p.fatal = err
 		return nil, 0, p.fatal
 	}
+	sockets, err := p.h.socketDir()
+	if err != nil {
+		p.fatal = fmt.Errorf("plugin %s: %w", p.entry.ID, err)
+		return nil, 0, p.fatal
+	}
 	p.logger.Debug("launching plugin", logPath, path)
 	in, err := launch(ctx, launchConfig{
 		path: path, sum: sum, limits: p.h.limits, logger: p.logger,
-		startTimeout: p.h.startTimeout, callTimeout: p.h.deadline(1),
+		startTimeout: p.h.startTimeout, callTimeout: p.h.deadline(1), socketDir: sockets,
+		tls: p.h.needsTLS(p.entry.ID),
 	})
 	if err == nil {
 		if err = agree(p.entry, in.desc); err != nil {
@@ -97,6 +103,9 @@ func (p *proc) get(ctx context.Context) (*instance, uint64, error) {
 		p.lastFail = time.Now()
 		p.logger.Error("plugin did not start", logError, err)
 		return nil, 0, fmt.Errorf("plugin %s: %w: %w", p.entry.ID, ErrStart, err)
+	}
+	if in.tls {
+		p.h.noteTLS(p.entry.ID)
 	}
 	p.failures = 0
 	p.in = in

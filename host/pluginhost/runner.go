@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
 // groupRunner starts a plugin for go-plugin (its RunnerFunc): it executes
@@ -25,6 +27,8 @@ type groupRunner struct {
 	name   string   // its path, for messages
 	limits Limits
 	env    []string
+	check  *scorerpb.AddrCheck // the handshake's address; nil: any (Windows, AutoMTLS)
+	tls    bool                // launched with AutoMTLS: any address, as go-plugin has it (no check)
 
 	cmd            *exec.Cmd
 	stdout, stderr io.ReadCloser
@@ -35,8 +39,10 @@ type groupRunner struct {
 
 var _ runner.Runner = (*groupRunner)(nil)
 
-// start is the go-plugin RunnerFunc: spec carries the handshake environment.
-func (r *groupRunner) start(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+// start is the go-plugin RunnerFunc: spec carries the handshake environment,
+// socketDir is the directory go-plugin made for this plugin's socket inside
+// the run's private one (PLUGIN_UNIX_SOCKET_DIR in spec.Env).
+func (r *groupRunner) start(_ hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
 	path, extra := execPath(r.file, r.name)
 	r.cmd = &exec.Cmd{
 		Path:        path,
@@ -51,6 +57,10 @@ func (r *groupRunner) start(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Ru
 	}
 	if r.stderr, err = r.cmd.StderrPipe(); err != nil {
 		return nil, err
+	}
+	if scorerpb.UnixSockets && !r.tls {
+		r.check = scorerpb.NewAddrCheck(socketDir)
+		r.stdout = r.check.Stdout(r.stdout)
 	}
 	return r, nil
 }
@@ -119,7 +129,13 @@ func (r *groupRunner) ID() string {
 	return strconv.Itoa(r.pid)
 }
 
+// PluginToHost accepts the address the plugin announced only when it is a
+// Unix socket in the plugin's own private directory and the plugin offered
+// no TLS (scorerpb.AddrCheck).
 func (r *groupRunner) PluginToHost(network, addr string) (string, string, error) {
+	if r.check != nil {
+		return r.check.PluginToHost(network, addr)
+	}
 	return network, addr, nil
 }
 

@@ -45,6 +45,10 @@ type Report struct {
 	// cleared, or could not be evaluated (docs/governance.md); absent when
 	// none is.
 	KillCriteria []FiredCriterion `json:"kill_criteria,omitempty"`
+	// Warnings are the run's warnings about how it was run, from the
+	// scorers' host (a scorer that started only with AutoMTLS,
+	// docs/plugins.md "The connection"); absent when there is none.
+	Warnings []string `json:"warnings,omitempty"`
 	// Diagnostics are every input problem found, warnings included; they
 	// were also passed to Request.Diagnostics as they were found.
 	Diagnostics diag.List `json:"-"`

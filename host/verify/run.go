@@ -163,6 +163,9 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 		rep.Candidates = append(rep.Candidates, *c)
 		sums = append(sums, c.Summary)
 	}
+	if w, ok := req.Engine.Scorers.(interface{ Warnings() []string }); ok {
+		rep.Warnings = w.Warnings()
+	}
 	rep.Frontier = Frontier(p.Scoring.ParetoFilter, sums)
 	rep.NotDistinguishable = notDistinguishable(rep.Frontier, sums)
 	if rep.ScorerHealth, err = scorerHealth(ctx, req.Engine); err != nil {

@@ -38,6 +38,9 @@ type Result struct {
 	Name     string   `json:"name"`
 	Problems []string `json:"problems,omitempty"`
 	Fix      string   `json:"fix,omitempty"` // what to change in the scorer, set when there are problems
+	// Findings are what a check noticed that works but should change; they
+	// do not fail it (OK).
+	Findings []string `json:"findings,omitempty"`
 }
 
 // fixes says, per check, what a scorer author changes to pass it.

@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 
 	"github.com/assay-eval/assay/sdk"
@@ -123,28 +125,132 @@ func dispense(client *plugin.Client) (Client, error) {
 }
 
 // Launch starts the plugin binary at path as the host does (go-plugin, gRPC,
-// AutoMTLS, an allow-listed environment) and returns a client and a function
-// that kills it. The plugin's stderr log goes to stderr (nil: discarded).
+// an allow-listed environment, a Unix socket in a directory only this user
+// can enter, without TLS; on Windows TCP with AutoMTLS) and returns a client
+// and a function that kills it and removes the directory. A plugin that
+// writes nothing on stdout before its handshake fails is launched once more
+// with AutoMTLS, as the host does (CheckBinary reports it as a finding). The
+// plugin's stderr log goes to stderr (nil: discarded).
 func Launch(path string, stderr io.Writer) (Client, func(), error) {
+	c, stop, _, err := launch(path, stderr)
+	return c, stop, err
+}
+
+// launch is Launch, and says whether the plugin needed AutoMTLS.
+func launch(path string, stderr io.Writer) (Client, func(), bool, error) {
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	cmd := exec.Command(path)
-	cmd.Env = scorerpb.PluginEnv(os.Environ())
+	c, stop, silent, err := launchOnce(path, stderr, false)
+	if err == nil || !silent {
+		return c, stop, false, err
+	}
+	c, stop, _, tlsErr := launchOnce(path, stderr, true)
+	if tlsErr != nil {
+		return nil, nil, false, fmt.Errorf("%w (without TLS); launched again with AutoMTLS: %w", err, tlsErr)
+	}
+	return c, stop, true, nil
+}
+
+// launchOnce is one launch, with AutoMTLS when tls (and on Windows); silent
+// says the plugin wrote nothing on stdout before its handshake failed.
+func launchOnce(path string, stderr io.Writer, tls bool) (c Client, stop func(), silent bool, err error) {
+	sockets, err := scorerpb.MakeSocketDir()
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("launching %s: %w", path, err)
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: stderr, Level: hclog.Warn})
+	var check *scorerpb.AddrCheck
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  scorerpb.Handshake,
 		VersionedPlugins: wire.Plugins(&wire.Plugin{}),
-		Cmd:              cmd,
+		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
+			cmd := exec.Command(path)
+			cmd.Env = append(scorerpb.PluginEnv(os.Environ()), spec.Env...)
+			r, err := checkedRunner(cmd, socketDir, tls)
+			if r != nil {
+				check = r.check
+			}
+			return r, err
+		},
 		SkipHostEnv:      true,
-		AutoMTLS:         true,
+		AutoMTLS:         tls || !scorerpb.UnixSockets,
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: sockets},
 		StartTimeout:     10 * time.Second,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: stderr, Level: hclog.Warn}),
+		Logger:           logger,
 	})
-	c, err := dispense(client)
-	if err != nil {
+	stop = func() {
 		client.Kill()
-		return nil, nil, fmt.Errorf("launching %s: %w", path, err)
+		os.RemoveAll(sockets)
 	}
-	return c, client.Kill, nil
+	c, err = dispense(client)
+	if err != nil {
+		silent = check != nil && !check.Announced()
+		stop()
+		return nil, nil, silent, fmt.Errorf("launching %s: %w", path, err)
+	}
+	return c, stop, false, nil
+}
+
+// checkedRunner runs cmd for go-plugin, and accepts as the handshake's address
+// only a Unix socket in the directory go-plugin made for the plugin
+// (scorerpb.AddrCheck); with AutoMTLS (tls), any address, as go-plugin has it.
+func checkedRunner(cmd *exec.Cmd, socketDir string, tls bool) (*cmdRunner, error) {
+	r := &cmdRunner{cmd: cmd}
+	var err error
+	if r.stdout, err = cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if r.stderr, err = cmd.StderrPipe(); err != nil {
+		return nil, err
+	}
+	if scorerpb.UnixSockets && !tls {
+		r.check = scorerpb.NewAddrCheck(socketDir)
+		r.stdout = r.check.Stdout(r.stdout)
+	}
+	return r, nil
+}
+
+// cmdRunner runs a plugin as go-plugin's own runner does, with the address
+// check.
+type cmdRunner struct {
+	cmd            *exec.Cmd
+	stdout, stderr io.ReadCloser
+	check          *scorerpb.AddrCheck
+}
+
+func (r *cmdRunner) Start(context.Context) error     { return r.cmd.Start() }
+func (r *cmdRunner) Wait(context.Context) error      { return r.cmd.Wait() }
+func (r *cmdRunner) Diagnose(context.Context) string { return "" }
+func (r *cmdRunner) Stdout() io.ReadCloser           { return r.stdout }
+func (r *cmdRunner) Stderr() io.ReadCloser           { return r.stderr }
+func (r *cmdRunner) Name() string                    { return r.cmd.Path }
+
+func (r *cmdRunner) Kill(context.Context) error {
+	if r.cmd.Process == nil {
+		return nil
+	}
+	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+func (r *cmdRunner) ID() string {
+	if r.cmd.Process == nil {
+		return ""
+	}
+	return strconv.Itoa(r.cmd.Process.Pid)
+}
+
+func (r *cmdRunner) PluginToHost(network, addr string) (string, string, error) {
+	if r.check != nil {
+		return r.check.PluginToHost(network, addr)
+	}
+	return network, addr, nil
+}
+
+func (r *cmdRunner) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
 }

@@ -46,12 +46,23 @@ func directCancelProblems(ctx context.Context, s sdk.Scorer, cases []*sdk.Case) 
 
 // CheckBinary launches the plugin binary at path (its log to stderr, nil to
 // discard) and runs every check against it. The error is set only when the
-// binary cannot be launched.
+// binary cannot be launched. A plugin that started only with AutoMTLS gets
+// a finding (CheckTransport), which does not fail the report.
 func CheckBinary(ctx context.Context, path string, stderr io.Writer, cases ...*sdk.Case) (Report, error) {
-	c, stop, err := Launch(path, stderr)
+	c, stop, tls, err := launch(path, stderr)
 	if err != nil {
 		return nil, fmt.Errorf("conformance: %w", err)
 	}
 	defer stop()
-	return Check(ctx, c, cases...), nil
+	rep := Check(ctx, c, cases...)
+	if tls {
+		rep = append(rep, Result{Name: CheckTransport, Findings: []string{tlsFinding}})
+	}
+	return rep, nil
 }
+
+// CheckTransport is the check CheckBinary adds when the plugin started only
+// with AutoMTLS: a finding, not a problem (docs/plugins.md, "The connection").
+const CheckTransport = "plaintext_transport"
+
+const tlsFinding = "requires AutoMTLS: works, but costs CPU per byte; serve plaintext when PLUGIN_CLIENT_CERT is absent"

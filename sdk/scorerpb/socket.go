@@ -1,0 +1,139 @@
+package scorerpb
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+// ErrNotPrivate is returned when the directory for the plugins' sockets
+// cannot be made private to the user running the host.
+var ErrNotPrivate = errors.New("the plugin socket directory is not private")
+
+// MakeSocketDir makes the directory the plugins of one run put their Unix
+// sockets in (go-plugin's UnixSocketConfig.TempDir): a new directory in the
+// temporary directory with mode 0700, owned by the user running the host,
+// so that only that user (or root) can reach a socket inside it. It refuses
+// (ErrNotPrivate, and removes the directory) when the file system does not
+// give it those permissions. The caller removes it when the run ends. Off
+// Unix (UnixSockets is false) the plugins listen on TCP behind AutoMTLS and
+// the directory's mode is not checked.
+func MakeSocketDir() (string, error) {
+	dir, err := os.MkdirTemp("", "assay-")
+	if err != nil {
+		return "", fmt.Errorf("making the plugin socket directory: %w", err)
+	}
+	if !UnixSockets {
+		return dir, nil
+	}
+	if err := CheckPrivate(dir); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// CheckPrivate checks that dir is a directory (not a symlink) with mode
+// 0700 owned by the effective user (on Unix).
+func CheckPrivate(dir string) error {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("checking the plugin socket directory: %w", err)
+	}
+	if !st.IsDir() || st.Mode().Perm() != 0o700 {
+		return fmt.Errorf("%w: %s has mode %s, want drwx------", ErrNotPrivate, dir, st.Mode())
+	}
+	if uid, ok := owner(st); ok && uid != os.Geteuid() {
+		return fmt.Errorf("%w: %s belongs to uid %d, not to uid %d running the host", ErrNotPrivate, dir, uid, os.Geteuid())
+	}
+	return nil
+}
+
+// AddrCheck checks a plugin's go-plugin handshake line for a host that
+// connects without TLS: the plugin must announce a Unix socket inside the
+// run's private socket directory, and no TLS certificate. It sits between
+// the plugin's stdout and go-plugin (Stdout) and in the runner's
+// PluginToHost, which go-plugin calls with the announced address after the
+// line has been read.
+type AddrCheck struct {
+	dir string
+
+	mu   sync.Mutex
+	line []byte // the first line as read so far
+	done bool   // the first line is complete
+}
+
+// NewAddrCheck returns the check for plugins whose sockets must be in dir.
+func NewAddrCheck(dir string) *AddrCheck { return &AddrCheck{dir: dir} }
+
+// maxLine bounds how much of the first line is kept for the check.
+const maxLine = 64 << 10
+
+// Stdout returns r, noting its first line on the way to go-plugin.
+func (h *AddrCheck) Stdout(r io.ReadCloser) io.ReadCloser { return &handshakeReader{r, h} }
+
+type handshakeReader struct {
+	io.ReadCloser
+	h *AddrCheck
+}
+
+func (r *handshakeReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	r.h.note(p[:n])
+	return n, err
+}
+
+func (h *AddrCheck) note(b []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.done {
+		return
+	}
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b, h.done = b[:i], true
+	}
+	if room := maxLine - len(h.line); room > 0 {
+		h.line = append(h.line, b[:min(len(b), room)]...)
+	}
+}
+
+// Announced says whether the plugin wrote anything on stdout: a plugin
+// that exits, closes stdout or times out its start before writing a byte
+// may be one that serves only behind AutoMTLS (docs/protocol.md,
+// "Handshake"), and the host launches it again with AutoMTLS.
+func (h *AddrCheck) Announced() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.line) > 0 || h.done
+}
+
+// PluginToHost is the runner's go-plugin address translation: it accepts
+// the address only when it is a Unix socket inside the directory and the
+// handshake line carries no certificate.
+func (h *AddrCheck) PluginToHost(network, addr string) (string, string, error) {
+	h.mu.Lock()
+	line := string(h.line)
+	h.mu.Unlock()
+	if parts := strings.Split(strings.TrimSpace(line), "|"); len(parts) >= 6 && len(parts[5]) > 50 {
+		return "", "", fmt.Errorf("the plugin serves TLS (its handshake carries a certificate) although the host offered none: " +
+			"the host talks to its plugins without TLS on a private Unix socket (docs/protocol.md); rebuild the plugin with the current SDK")
+	}
+	if network != "unix" {
+		return "", "", fmt.Errorf("the plugin listens on %s %s: the host connects only to a Unix socket in the directory it made for the plugin (%s)", network, addr, h.dir)
+	}
+	if rel, err := filepath.Rel(h.dir, addr); err != nil || rel == "." || strings.HasPrefix(rel, "..") || !filepath.IsAbs(addr) {
+		return "", "", fmt.Errorf("the plugin listens on the Unix socket %s: the host connects only to a socket in the directory it made for the plugin (%s)", addr, h.dir)
+	}
+	return network, addr, nil
+}
+
+// UnixSockets says whether plugins talk to the host on a Unix socket in a
+// private directory, without TLS (everywhere but Windows, where go-plugin
+// listens on TCP and the host keeps go-plugin's AutoMTLS).
+const UnixSockets = runtime.GOOS != "windows"
