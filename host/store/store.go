@@ -264,6 +264,7 @@ func sqliteDSN(path string, busyTimeout time.Duration) string {
 		"_pragma=foreign_keys(1)",
 		"_pragma=synchronous(NORMAL)",
 		"_pragma=temp_store(MEMORY)",
+		"_pragma=wal_autocheckpoint(8192)",
 		"_txlock=immediate",
 	}
 	if !isSQLiteMemory(path) {
