@@ -277,7 +277,11 @@ func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport
 	esc := excerpt.EscapeLine // labels and tags may come from an input: print no control byte raw
 	fmt.Fprintf(w, "\ncandidate %s", esc(out.Candidate))
 	if cs.Reused > 0 {
-		fmt.Fprintf(w, " (resumed: %d recorded turns reused, their inputs unchanged)", cs.Reused)
+		turns, their := "turns", "their inputs"
+		if cs.Reused == 1 {
+			turns, their = "turn", "its input"
+		}
+		fmt.Fprintf(w, " (resumed: %d recorded %s reused, %s unchanged)", cs.Reused, turns, their)
 	}
 	fmt.Fprintln(w)
 	printDrift(w, "  ", cs.Drift)
