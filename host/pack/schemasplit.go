@@ -1,6 +1,8 @@
 package pack
 
 import (
+	"maps"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -61,20 +63,11 @@ func splitSchema(c *jsonschema.Compiler, url string, doc any) *schemaSplit {
 	}
 	// The rest: a copy of the document that shares all but the maps on the
 	// way to properties.tasks.items.
-	restTasks := make(map[string]any, len(tasks))
-	for k, v := range tasks {
-		restTasks[k] = v
-	}
+	restTasks := maps.Clone(tasks)
 	restTasks["items"] = true
-	restProps := make(map[string]any, len(props))
-	for k, v := range props {
-		restProps[k] = v
-	}
+	restProps := maps.Clone(props)
 	restProps["tasks"] = restTasks
-	restRoot := make(map[string]any, len(root))
-	for k, v := range root {
-		restRoot[k] = v
-	}
+	restRoot := maps.Clone(root)
 	restRoot["properties"] = restProps
 	rc := jsonschema.NewCompiler()
 	rc.DefaultDraft(jsonschema.Draft2020)

@@ -240,13 +240,23 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-func (s *Server) getSummary(w http.ResponseWriter, r *http.Request) {
+// completedUpload is uploadOf for what exists only once the run has
+// completed (what: "summary exists", "results exist"): 409 before then.
+func (s *Server) completedUpload(w http.ResponseWriter, r *http.Request, what string) (store.Upload, bool) {
 	u, ok := s.uploadOf(w, r)
 	if !ok {
-		return
+		return u, false
 	}
 	if u.Summary == nil {
-		writeProblem(w, http.StatusConflict, fmt.Sprintf("run %d is %s; its summary exists once it has completed", u.ID, u.Status), nil)
+		writeProblem(w, http.StatusConflict, fmt.Sprintf("run %d is %s; its %s once it has completed", u.ID, u.Status, what), nil)
+		return u, false
+	}
+	return u, true
+}
+
+func (s *Server) getSummary(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.completedUpload(w, r, "summary exists")
+	if !ok {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -260,12 +270,8 @@ const uploadName = "upload.jsonl"
 const resultsPage = 500
 
 func (s *Server) getResults(w http.ResponseWriter, r *http.Request) {
-	u, ok := s.uploadOf(w, r)
+	u, ok := s.completedUpload(w, r, "results exist")
 	if !ok {
-		return
-	}
-	if u.Summary == nil {
-		writeProblem(w, http.StatusConflict, fmt.Sprintf("run %d is %s; its results exist once it has completed", u.ID, u.Status), nil)
 		return
 	}
 	var rep verify.Report

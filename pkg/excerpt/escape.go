@@ -23,6 +23,10 @@ func escape(s string, line bool) string {
 	var b strings.Builder
 	b.Grow(len(s) + 16)
 	for _, r := range s {
+		if !isControl(r, line) {
+			b.WriteRune(r) // what EscapeRune returns, without its string
+			continue
+		}
 		b.WriteString(EscapeRune(r, line))
 	}
 	return b.String()
