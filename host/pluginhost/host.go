@@ -288,11 +288,12 @@ func (h *Host) Score(ctx context.Context, id scorer.ID, cases []*scorer.Case) []
 	}
 	a := &attempt{h: h, id: id, l: l, cases: sent, out: out}
 	a.run(ctx)
+	k := newContract(l.desc, h.limits.MaxChecks)
 	for i, o := range out {
 		if o.Err != nil || o.Result == nil {
 			continue
 		}
-		if err := checkContract(l.desc, sent[i], o.Result, h.limits.MaxChecks); err != nil {
+		if err := k.check(sent[i], o.Result); err != nil {
 			out[i] = batchrun.Outcome{Err: &ScorerError{ID: id, Case: cases[i].ID, Err: err}}
 		}
 	}

@@ -42,27 +42,48 @@ func WithLimits(l Limits) Option { return func(h *Host) { h.limits = l } }
 
 var tagPattern = regexp.MustCompile(`^[a-z0-9_]+$`)
 
-// checkContract checks a result for case c against its scorer's description
-// (docs/plugins.md, "Contract checks on results"): every check is for a KPI
-// key the scorer declares or one a check of the upstream results it was
-// given carries (a composite passes those on), passed agrees with the score (passed exactly when the
-// score is 1), at most maxChecks checks, details and evidence within the
-// excerpt bound, failure tags of [a-z0-9_] only.
-func checkContract(d scorer.Description, c *scorer.Case, r *scorer.Result, maxChecks int) error {
-	if maxChecks > 0 && len(r.Checks) > maxChecks {
-		return fmt.Errorf("%w: %d checks, more than the %d a result may hold", ErrContract, len(r.Checks), maxChecks)
-	}
+// contract checks results against their scorer's description
+// (docs/plugins.md, "Contract checks on results"); the set of declared KPI
+// keys is built once per batch, not once per result.
+type contract struct {
+	d         scorer.Description
+	declared  map[string]bool
+	maxChecks int
+}
+
+func newContract(d scorer.Description, maxChecks int) *contract {
 	declared := make(map[string]bool, len(d.KPIs))
 	for _, k := range d.KPIs {
 		declared[k.Key] = true
 	}
+	return &contract{d: d, declared: declared, maxChecks: maxChecks}
+}
+
+// upstreamCarries says whether a check of the upstream results case c was
+// given is for kpi (a composite passes those on).
+func upstreamCarries(c *scorer.Case, kpi string) bool {
 	for _, u := range c.Upstream {
 		for _, uc := range u.Result.Checks {
-			declared[uc.KPI] = true
+			if uc.KPI == kpi {
+				return true
+			}
 		}
 	}
+	return false
+}
+
+// check checks a result for case c: every check is for a KPI key the
+// scorer declares or one a check of the upstream results it was given
+// carries (a composite passes those on), passed agrees with the score
+// (passed exactly when the score is 1), at most maxChecks checks, details
+// and evidence within the excerpt bound, failure tags of [a-z0-9_] only.
+func (k *contract) check(c *scorer.Case, r *scorer.Result) error {
+	d, maxChecks := k.d, k.maxChecks
+	if maxChecks > 0 && len(r.Checks) > maxChecks {
+		return fmt.Errorf("%w: %d checks, more than the %d a result may hold", ErrContract, len(r.Checks), maxChecks)
+	}
 	for i, ch := range r.Checks {
-		if !declared[ch.KPI] {
+		if !k.declared[ch.KPI] && !upstreamCarries(c, ch.KPI) {
 			return fmt.Errorf("%w: check %d is for KPI %q, which scorer %s does not declare and no upstream check carries", ErrContract, i, ch.KPI, d.ID)
 		}
 		if ch.Passed != (ch.Score >= 1) {

@@ -52,15 +52,8 @@ func (r *groupRunner) start(_ hclog.Logger, spec *exec.Cmd, socketDir string) (r
 		SysProcAttr: sysProcAttr(),
 	}
 	var err error
-	if r.stdout, err = r.cmd.StdoutPipe(); err != nil {
+	if r.stdout, r.stderr, r.check, err = scorerpb.RunnerPipes(r.cmd, socketDir, r.tls); err != nil {
 		return nil, err
-	}
-	if r.stderr, err = r.cmd.StderrPipe(); err != nil {
-		return nil, err
-	}
-	if scorerpb.UnixSockets && !r.tls {
-		r.check = scorerpb.NewAddrCheck(socketDir)
-		r.stdout = r.check.Stdout(r.stdout)
 	}
 	return r, nil
 }
@@ -133,10 +126,7 @@ func (r *groupRunner) ID() string {
 // Unix socket in the plugin's own private directory and the plugin offered
 // no TLS (scorerpb.AddrCheck).
 func (r *groupRunner) PluginToHost(network, addr string) (string, string, error) {
-	if r.check != nil {
-		return r.check.PluginToHost(network, addr)
-	}
-	return network, addr, nil
+	return r.check.PluginToHost(network, addr)
 }
 
 func (r *groupRunner) HostToPlugin(network, addr string) (string, string, error) {

@@ -199,15 +199,8 @@ func launchOnce(path string, stderr io.Writer, tls bool) (c Client, stop func(),
 func checkedRunner(cmd *exec.Cmd, socketDir string, tls bool) (*cmdRunner, error) {
 	r := &cmdRunner{cmd: cmd}
 	var err error
-	if r.stdout, err = cmd.StdoutPipe(); err != nil {
+	if r.stdout, r.stderr, r.check, err = scorerpb.RunnerPipes(cmd, socketDir, tls); err != nil {
 		return nil, err
-	}
-	if r.stderr, err = cmd.StderrPipe(); err != nil {
-		return nil, err
-	}
-	if scorerpb.UnixSockets && !tls {
-		r.check = scorerpb.NewAddrCheck(socketDir)
-		r.stdout = r.check.Stdout(r.stdout)
 	}
 	return r, nil
 }
@@ -245,10 +238,7 @@ func (r *cmdRunner) ID() string {
 }
 
 func (r *cmdRunner) PluginToHost(network, addr string) (string, string, error) {
-	if r.check != nil {
-		return r.check.PluginToHost(network, addr)
-	}
-	return network, addr, nil
+	return r.check.PluginToHost(network, addr)
 }
 
 func (r *cmdRunner) HostToPlugin(network, addr string) (string, string, error) {

@@ -83,6 +83,16 @@ func appendStr(b []byte, num protowire.Number, s string) []byte {
 	return protowire.AppendString(b, s)
 }
 
+// appendStrs appends a repeated string field, every element (empty ones
+// too).
+func appendStrs(b []byte, num protowire.Number, ss []string) []byte {
+	for _, s := range ss {
+		b = protowire.AppendTag(b, num, protowire.BytesType)
+		b = protowire.AppendString(b, s)
+	}
+	return b
+}
+
 func appendBytes(b []byte, num protowire.Number, v []byte) []byte {
 	if len(v) == 0 {
 		return b
@@ -162,14 +172,8 @@ func appendTask(b []byte, t *sdk.Task) []byte {
 		}
 		return b, nil
 	})
-	for _, s := range t.ToolCatalog {
-		b = protowire.AppendTag(b, 6, protowire.BytesType)
-		b = protowire.AppendString(b, s)
-	}
-	for _, s := range t.SliceTags {
-		b = protowire.AppendTag(b, 7, protowire.BytesType)
-		b = protowire.AppendString(b, s)
-	}
+	b = appendStrs(b, 6, t.ToolCatalog)
+	b = appendStrs(b, 7, t.SliceTags)
 	return b
 }
 
@@ -208,14 +212,8 @@ func appendTurn(b []byte, t *sdk.Turn) ([]byte, error) {
 	b = appendInt32(b, 7, t.TextLen)
 	b = appendBool(b, 8, t.Finalized)
 	b = appendBool(b, 9, t.Error)
-	for _, s := range t.ErrorMessages {
-		b = protowire.AppendTag(b, 10, protowire.BytesType)
-		b = protowire.AppendString(b, s)
-	}
-	for _, s := range t.Phases {
-		b = protowire.AppendTag(b, 11, protowire.BytesType)
-		b = protowire.AppendString(b, s)
-	}
+	b = appendStrs(b, 10, t.ErrorMessages)
+	b = appendStrs(b, 11, t.Phases)
 	b = appendInt32(b, 12, t.LoopIters)
 	b = appendStr(b, 13, t.TaskID)
 	return appendStr(b, 14, t.TaskAction), nil

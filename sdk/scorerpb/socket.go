@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -72,6 +73,25 @@ type AddrCheck struct {
 // NewAddrCheck returns the check for plugins whose sockets must be in dir.
 func NewAddrCheck(dir string) *AddrCheck { return &AddrCheck{dir: dir} }
 
+// RunnerPipes is the shared start of a go-plugin runner (RunnerFunc) for
+// cmd: it returns cmd's stdout and stderr pipes and, when the host connects
+// without TLS (UnixSockets and not tls), the AddrCheck for socketDir, with
+// stdout read through it; with AutoMTLS (tls, or off Unix) the check is nil:
+// any address, as go-plugin has it.
+func RunnerPipes(cmd *exec.Cmd, socketDir string, tls bool) (stdout, stderr io.ReadCloser, check *AddrCheck, err error) {
+	if stdout, err = cmd.StdoutPipe(); err != nil {
+		return nil, nil, nil, err
+	}
+	if stderr, err = cmd.StderrPipe(); err != nil {
+		return nil, nil, nil, err
+	}
+	if UnixSockets && !tls {
+		check = NewAddrCheck(socketDir)
+		stdout = check.Stdout(stdout)
+	}
+	return stdout, stderr, check, nil
+}
+
 // maxLine bounds how much of the first line is kept for the check.
 const maxLine = 64 << 10
 
@@ -115,8 +135,12 @@ func (h *AddrCheck) Announced() bool {
 
 // PluginToHost is the runner's go-plugin address translation: it accepts
 // the address only when it is a Unix socket inside the directory and the
-// handshake line carries no certificate.
+// handshake line carries no certificate. A nil check accepts any address
+// (a runner launched with AutoMTLS).
 func (h *AddrCheck) PluginToHost(network, addr string) (string, string, error) {
+	if h == nil {
+		return network, addr, nil
+	}
 	h.mu.Lock()
 	line := string(h.line)
 	h.mu.Unlock()
