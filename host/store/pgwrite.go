@@ -129,9 +129,9 @@ func pgTurnArgs(turns []TurnRow, now time.Time) []any {
 		t := &turns[i]
 		runID[i], label[i], attempt[i], status[i] = t.RunID, t.Label, int64(t.Attempt), t.Status
 		process[i], kpi[i], score[i] = t.ProcessScore, t.KPIScore, t.TurnScore
-		checks[i], tags[i] = jsonBytes(t.Checks, emptyJSONArray), jsonBytes(t.FailureTags, emptyJSONArray)
+		checks[i], tags[i] = jsonBytes(t.Checks, emptyArrayBytes), jsonBytes(t.FailureTags, emptyArrayBytes)
 		scorerID[i], scorerSHA[i], before[i], after[i] = t.ScorerID, t.ScorerSHA256, t.StateBeforeSHA256, t.StateAfterSHA256
-		result[i], revision[i], inputKey[i], epoch[i] = jsonBytes(t.Result, emptyJSONObject), int64(max(t.Revision, 1)), t.InputKey, int64(max(t.Epoch, 1))
+		result[i], revision[i], inputKey[i], epoch[i] = jsonBytes(t.Result, emptyObjectBytes), int64(max(t.Revision, 1)), t.InputKey, int64(max(t.Epoch, 1))
 		trace[i], metrics[i] = t.TraceSHA256, t.MetricsSHA256
 	}
 	return []any{runID, label, attempt, status, process, kpi, score, checks, tags, scorerID, scorerSHA,
@@ -144,14 +144,11 @@ var (
 )
 
 // jsonBytes is b, or the column's default when b is empty.
-func jsonBytes(b []byte, empty string) []byte {
+func jsonBytes(b, empty []byte) []byte {
 	if len(b) > 0 {
 		return b
 	}
-	if empty == emptyJSONArray {
-		return emptyArrayBytes
-	}
-	return emptyObjectBytes
+	return empty
 }
 
 // pgBlobStatements splits blobs into unnest inserts of at most
