@@ -112,11 +112,7 @@ func (s *Store) upsertPackTasksEach(ctx context.Context, tasks []PackTask, tags 
 		return fmt.Errorf("store pack tasks: begin: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, s.Rebind(`INSERT INTO company_eval_packs
-		(pack_sha256, company, label, scorer, weight, slice_tags, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (pack_sha256, label) DO UPDATE SET
-			company = excluded.company, scorer = excluded.scorer,
-			weight = excluded.weight, slice_tags = excluded.slice_tags`))
+	stmt, err := tx.PrepareContext(ctx, s.Rebind(packsInsert.sql(1)))
 	if err != nil {
 		return fmt.Errorf("store pack tasks: %w", err)
 	}

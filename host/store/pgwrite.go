@@ -85,14 +85,22 @@ type pgStatement struct {
 // pgStatementRows rows and about pgBatchBytes bytes each. The turns are
 // valid (TurnRow.check).
 func pgTurnStatements(turns []TurnRow, now time.Time) []pgStatement {
+	return pgSplit(turns, (*TurnRow).size, func(chunk []TurnRow, size int) pgStatement {
+		return pgStatement{what: turnsWhat, sql: pgInsertTurns, args: pgTurnArgs(chunk, now), bytes: size}
+	})
+}
+
+// pgSplit makes a statement of each run of rows of at most pgStatementRows
+// rows and about pgBatchBytes bytes (size: one row's), in order.
+func pgSplit[T any](rows []T, size func(*T) int, stmt func(chunk []T, size int) pgStatement) []pgStatement {
 	var out []pgStatement
-	for start := 0; start < len(turns); {
-		n, size := 0, 0
-		for start+n < len(turns) && n < pgStatementRows && (n == 0 || size < pgBatchBytes) {
-			size += turns[start+n].size()
+	for start := 0; start < len(rows); {
+		n, bytes := 0, 0
+		for start+n < len(rows) && n < pgStatementRows && (n == 0 || bytes < pgBatchBytes) {
+			bytes += size(&rows[start+n])
 			n++
 		}
-		out = append(out, pgStatement{what: turnsWhat, sql: pgInsertTurns, args: pgTurnArgs(turns[start:start+n], now), bytes: size})
+		out = append(out, stmt(rows[start:start+n], bytes))
 		start += n
 	}
 	return out
@@ -121,9 +129,9 @@ func pgTurnArgs(turns []TurnRow, now time.Time) []any {
 		t := &turns[i]
 		runID[i], label[i], attempt[i], status[i] = t.RunID, t.Label, int64(t.Attempt), t.Status
 		process[i], kpi[i], score[i] = t.ProcessScore, t.KPIScore, t.TurnScore
-		checks[i], tags[i] = jsonBytes(t.Checks, emptyJSONArray), jsonBytes(t.FailureTags, emptyJSONArray)
+		checks[i], tags[i] = jsonBytes(t.Checks, emptyArrayBytes), jsonBytes(t.FailureTags, emptyArrayBytes)
 		scorerID[i], scorerSHA[i], before[i], after[i] = t.ScorerID, t.ScorerSHA256, t.StateBeforeSHA256, t.StateAfterSHA256
-		result[i], revision[i], inputKey[i], epoch[i] = jsonBytes(t.Result, emptyJSONObject), int64(max(t.Revision, 1)), t.InputKey, int64(max(t.Epoch, 1))
+		result[i], revision[i], inputKey[i], epoch[i] = jsonBytes(t.Result, emptyObjectBytes), int64(max(t.Revision, 1)), t.InputKey, int64(max(t.Epoch, 1))
 		trace[i], metrics[i] = t.TraceSHA256, t.MetricsSHA256
 	}
 	return []any{runID, label, attempt, status, process, kpi, score, checks, tags, scorerID, scorerSHA,
@@ -136,35 +144,25 @@ var (
 )
 
 // jsonBytes is b, or the column's default when b is empty.
-func jsonBytes(b []byte, empty string) []byte {
+func jsonBytes(b, empty []byte) []byte {
 	if len(b) > 0 {
 		return b
 	}
-	if empty == emptyJSONArray {
-		return emptyArrayBytes
-	}
-	return emptyObjectBytes
+	return empty
 }
 
 // pgBlobStatements splits blobs into unnest inserts of at most
 // pgStatementRows rows and about pgBatchBytes bytes each.
 func pgBlobStatements(blobs []Blob, now time.Time) []pgStatement {
-	var out []pgStatement
-	for start := 0; start < len(blobs); {
-		n, size := 0, 0
-		for start+n < len(blobs) && n < pgStatementRows && (n == 0 || size < pgBatchBytes) {
-			size += pgRowOverhead + len(blobs[start+n].Data)
-			n++
-		}
-		chunk := blobs[start : start+n]
+	blobSize := func(b *Blob) int { return pgRowOverhead + len(b.Data) }
+	return pgSplit(blobs, blobSize, func(chunk []Blob, size int) pgStatement {
+		n := len(chunk)
 		sha, kind, enc, sizes, data := make([]string, n), make([]string, n), make([]string, n), make([]int64, n), make([][]byte, n)
 		for i, b := range chunk {
 			sha[i], kind[i], enc[i], sizes[i], data[i] = b.SHA256, b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data
 		}
-		out = append(out, pgStatement{what: evidenceWhat, sql: pgInsertBlobs, args: []any{sha, kind, enc, sizes, data, now}, bytes: size})
-		start += n
-	}
-	return out
+		return pgStatement{what: evidenceWhat, sql: pgInsertBlobs, args: []any{sha, kind, enc, sizes, data, now}, bytes: size}
+	})
 }
 
 // pgPackStatements splits tasks (no (pack, label) twice) into unnest

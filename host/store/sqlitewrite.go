@@ -16,22 +16,57 @@ import (
 // sqliteStatementRows is how many rows one SQLite INSERT writes at most.
 const sqliteStatementRows = 64
 
+// insertText is a multi-row INSERT of one table, its text built for any
+// number of rows.
+type insertText struct {
+	head, row, tail string // INSERT INTO t (cols) VALUES | (?, ...) | ON CONFLICT ...
+}
+
+func newInsertText(table, cols string, n int, tail string) insertText {
+	return insertText{
+		head: "INSERT INTO " + table + " (" + cols + ") VALUES ",
+		row:  "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")",
+		tail: " " + tail,
+	}
+}
+
+// sql is the statement inserting rows rows.
+func (t insertText) sql(rows int) string {
+	var b strings.Builder
+	b.WriteString(t.head)
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(t.row)
+	}
+	b.WriteString(t.tail)
+	return b.String()
+}
+
+// The inserts of turns, blobs and pack tasks.
+var (
+	turnsInsert = newInsertText("company_eval_turns", turnColumns, turnColumnCount,
+		"ON CONFLICT (run_id, label, epoch, attempt, revision) DO NOTHING")
+	blobsInsert = newInsertText("company_eval_blobs", "sha256, kind, encoding, size, data, created_at", 6,
+		"ON CONFLICT (sha256) DO NOTHING")
+	packsInsert = newInsertText("company_eval_packs", "pack_sha256, company, label, scorer, weight, slice_tags, created_at", 7,
+		`ON CONFLICT (pack_sha256, label) DO UPDATE SET
+			company = excluded.company, scorer = excluded.scorer,
+			weight = excluded.weight, slice_tags = excluded.slice_tags`)
+)
+
 // sqliteInsert is one table's multi-row INSERT for SQLite, prepared once
 // per number of rows.
 type sqliteInsert struct {
-	head, row, tail string // INSERT INTO t (cols) VALUES | (?, ...) | ON CONFLICT ...
+	text insertText
 
 	mu    sync.Mutex
 	stmts map[int]*sql.Stmt
 }
 
-func newSQLiteInsert(table, cols string, n int, tail string) *sqliteInsert {
-	return &sqliteInsert{
-		head:  "INSERT INTO " + table + " (" + cols + ") VALUES ",
-		row:   "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")",
-		tail:  " " + tail,
-		stmts: map[int]*sql.Stmt{},
-	}
+func newSQLiteInsert(text insertText) *sqliteInsert {
+	return &sqliteInsert{text: text, stmts: map[int]*sql.Stmt{}}
 }
 
 // sizes are the row counts of the statements that insert n rows: as many
@@ -60,16 +95,7 @@ func (q *sqliteInsert) prepare(ctx context.Context, db *sql.DB, n int) error {
 		if _, ok := q.stmts[rows]; ok {
 			return nil
 		}
-		var b strings.Builder
-		b.WriteString(q.head)
-		for i := range rows {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(q.row)
-		}
-		b.WriteString(q.tail)
-		st, err := db.PrepareContext(ctx, b.String())
+		st, err := db.PrepareContext(ctx, q.text.sql(rows))
 		if err != nil {
 			return err
 		}
@@ -116,16 +142,7 @@ type sqliteInserts struct {
 }
 
 func newSQLiteInserts() *sqliteInserts {
-	return &sqliteInserts{
-		turns: newSQLiteInsert("company_eval_turns", turnColumns, turnColumnCount,
-			"ON CONFLICT (run_id, label, epoch, attempt, revision) DO NOTHING"),
-		blobs: newSQLiteInsert("company_eval_blobs", "sha256, kind, encoding, size, data, created_at", 6,
-			"ON CONFLICT (sha256) DO NOTHING"),
-		packs: newSQLiteInsert("company_eval_packs", "pack_sha256, company, label, scorer, weight, slice_tags, created_at", 7,
-			`ON CONFLICT (pack_sha256, label) DO UPDATE SET
-			company = excluded.company, scorer = excluded.scorer,
-			weight = excluded.weight, slice_tags = excluded.slice_tags`),
-	}
+	return &sqliteInserts{turns: newSQLiteInsert(turnsInsert), blobs: newSQLiteInsert(blobsInsert), packs: newSQLiteInsert(packsInsert)}
 }
 
 func (q *sqliteInserts) close() {

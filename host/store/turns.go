@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -142,17 +141,7 @@ func (s *Store) InsertTurns(ctx context.Context, turns []TurnRow) error {
 }
 
 func (s *Store) insertTurnsSQL(rows int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO company_eval_turns (" + turnColumns + ") VALUES ")
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", turnColumnCount), ", ") + ")"
-	for i := range rows {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(row)
-	}
-	b.WriteString(" ON CONFLICT (run_id, label, epoch, attempt, revision) DO NOTHING")
-	return s.Rebind(b.String())
+	return s.Rebind(turnsInsert.sql(rows))
 }
 
 // TurnsDone returns the latest revision of each turn stored for one attempt

@@ -45,16 +45,7 @@ func sameScore(a, b *float64) bool {
 // every label either side has is listed.
 func diffTurns(from, to []TurnResult) []TurnDiff {
 	a, b := byLabel(from), byLabel(to)
-	labels := make([]string, 0, len(a)+len(b))
-	for l := range a {
-		labels = append(labels, l)
-	}
-	for l := range b {
-		if _, ok := a[l]; !ok {
-			labels = append(labels, l)
-		}
-	}
-	sort.Strings(labels)
+	labels := unionKeys(a, b)
 	out := make([]TurnDiff, 0, len(labels))
 	for _, l := range labels {
 		x, y := a[l], b[l]

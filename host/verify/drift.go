@@ -82,7 +82,8 @@ func scorerMap(refs []ScorerRef) map[string]ScorerRef {
 	return m
 }
 
-func unionKeys(a, b map[string]ScorerRef) []string {
+// unionKeys is the keys either map has, sorted.
+func unionKeys[V any](a, b map[string]V) []string {
 	var ids []string
 	for id := range a {
 		ids = append(ids, id)
