@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,29 @@ type Blob struct {
 	Data     []byte
 }
 
+// blobKey is how company_eval_blobs stores the key sha256 (migration
+// 011_blob_keys): the 32 bytes a sha256 of 64 lowercase hex digits
+// encodes, or the bytes of any other text. Every API names a blob by its
+// hex sha256; only the table's key is stored this way, half the size.
+func blobKey(sha256 string) []byte {
+	if len(sha256) == 64 && isLowerHex(sha256) {
+		k := make([]byte, 32)
+		if _, err := hex.Decode(k, []byte(sha256)); err == nil {
+			return k
+		}
+	}
+	return []byte(sha256)
+}
+
+func isLowerHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // blobsPerStatement bounds the keys of one query reading blobs.
 const blobsPerStatement = 200
 
@@ -51,7 +75,7 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []Blob) error {
 func (s *Store) OpenBlob(ctx context.Context, sha256 string) (io.ReadCloser, error) {
 	var data []byte
 	var enc string
-	err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT encoding, data FROM company_eval_blobs WHERE sha256 = ?`), sha256).Scan(&enc, &data)
+	err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT encoding, data FROM company_eval_blobs WHERE sha256 = ?`), blobKey(sha256)).Scan(&enc, &data)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = s.db.QueryRowContext(ctx, s.Rebind(`SELECT json FROM company_eval_snapshots WHERE sha256 = ?`), sha256).Scan(&data)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -114,30 +138,33 @@ func (s *Store) ReadBlobs(ctx context.Context, shas []string) (map[string][]byte
 	for start := 0; start < len(shas); start += blobsPerStatement {
 		chunk := shas[start:min(start+blobsPerStatement, len(shas))]
 		args := make([]any, len(chunk))
+		names := make(map[string]string, len(chunk)) // stored key -> sha256
 		for i, sha := range chunk {
-			args[i] = sha
+			k := blobKey(sha)
+			args[i], names[string(k)] = k, sha
 		}
 		q := "SELECT sha256, encoding, data FROM company_eval_blobs WHERE sha256 IN (" +
 			strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + ")"
-		if err := s.readBlobRows(ctx, s.Rebind(q), args, out); err != nil {
+		if err := s.readBlobRows(ctx, s.Rebind(q), args, names, out); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func (s *Store) readBlobRows(ctx context.Context, q string, args []any, out map[string][]byte) error {
+func (s *Store) readBlobRows(ctx context.Context, q string, args []any, names map[string]string, out map[string][]byte) error {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("read evidence: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var sha, enc string
-		var data []byte
-		if err := rows.Scan(&sha, &enc, &data); err != nil {
+		var key, data []byte
+		var enc string
+		if err := rows.Scan(&key, &enc, &data); err != nil {
 			return fmt.Errorf("read evidence: %w", err)
 		}
+		sha := names[string(key)]
 		if enc != EncodingIdentity {
 			zr, err := gzip.NewReader(bytes.NewReader(data))
 			if err == nil {

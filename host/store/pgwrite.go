@@ -37,7 +37,7 @@ const pgInsertTurns = `INSERT INTO company_eval_turns (` + turnColumns + `)
 // pgInsertBlobs inserts blobs from arrays; $6 is created_at.
 const pgInsertBlobs = `INSERT INTO company_eval_blobs (sha256, kind, encoding, size, data, created_at)
 	SELECT sha256, kind, encoding, size, data, $6
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bytea[]) AS u(sha256, kind, encoding, size, data)
+	FROM unnest($1::bytea[], $2::text[], $3::text[], $4::bigint[], $5::bytea[]) AS u(sha256, kind, encoding, size, data)
 	ON CONFLICT (sha256) DO NOTHING`
 
 // pgUpsertPackTasks inserts or updates pack tasks from arrays; $7 is
@@ -157,9 +157,9 @@ func pgBlobStatements(blobs []Blob, now time.Time) []pgStatement {
 	blobSize := func(b *Blob) int { return pgRowOverhead + len(b.Data) }
 	return pgSplit(blobs, blobSize, func(chunk []Blob, size int) pgStatement {
 		n := len(chunk)
-		sha, kind, enc, sizes, data := make([]string, n), make([]string, n), make([]string, n), make([]int64, n), make([][]byte, n)
+		sha, kind, enc, sizes, data := make([][]byte, n), make([]string, n), make([]string, n), make([]int64, n), make([][]byte, n)
 		for i, b := range chunk {
-			sha[i], kind[i], enc[i], sizes[i], data[i] = b.SHA256, b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data
+			sha[i], kind[i], enc[i], sizes[i], data[i] = blobKey(b.SHA256), b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data
 		}
 		return pgStatement{what: evidenceWhat, sql: pgInsertBlobs, args: []any{sha, kind, enc, sizes, data, now}, bytes: size}
 	})

@@ -172,7 +172,7 @@ func (s *Store) sqliteRecord(ctx context.Context, blobs []Blob, turns []TurnRow)
 	var now any = s.now()
 	err = s.sq.blobs.exec(ctx, tx, len(blobs), func(args []any, i int) []any {
 		b := &blobs[i]
-		return append(args, b.SHA256, b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data, now)
+		return append(args, blobKey(b.SHA256), b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data, now)
 	})
 	if err != nil {
 		return wrapf(evidenceWhat, err)
