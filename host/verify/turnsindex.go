@@ -19,9 +19,10 @@ import (
 // problem of the file is reported before anything is scored, but keeps of
 // the good lines only where each candidate's lines are: a segment per
 // stretch of consecutive lines of one candidate. The second pass, when a
-// candidate's turns are verified (Input.specs), decodes that candidate's
-// segments again into TurnSpecs, which are dropped with the pass. Memory
-// therefore grows with the candidates, not with the turns.
+// candidate's turns are verified, decodes that candidate's segments again
+// into TurnSpecs a chunk at a time (specReader, Engine.Verify's turnStream;
+// Input.specs decodes them whole), dropped once the chunk is recorded.
+// Memory therefore grows with the candidates, not with the turns.
 
 // errTurnsChanged is a turns file that no longer reads as it did when it
 // was indexed.
