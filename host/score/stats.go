@@ -190,6 +190,20 @@ func Bootstrap(samples []Sample, resamples int, seed uint64) []float64 {
 			values[i] = s.Value
 		}
 	}
+	if uniform && identical(values) {
+		// Every draw takes the same value, so every resample adds the same
+		// numbers in the same order: one resample is all of them, bit for
+		// bit (TestBootstrapIdenticalValues).
+		m := resampleUniform(rand.NewPCG(seed, 0), values)
+		return []float64{m, m}
+	}
+	return interval(tasks, values, resamples, seed)
+}
+
+// interval is Bootstrap's interval drawn in full: values when the weights
+// are uniform, else tasks.
+func interval(tasks []weighted, values []float64, resamples int, seed uint64) []float64 {
+	uniform := values != nil
 	means := make([]float64, resamples)
 	per := (resamples + bootstrapBlocks - 1) / bootstrapBlocks
 	var wg sync.WaitGroup
@@ -215,6 +229,17 @@ func Bootstrap(samples []Sample, resamples int, seed uint64) []float64 {
 	lo := int(math.Floor(0.025 * float64(resamples)))
 	hi := int(math.Ceil(0.975*float64(resamples))) - 1
 	return []float64{means[lo], means[hi]}
+}
+
+// identical reports whether every value has the same bits (so 0 and -0,
+// or two NaNs, are not taken for each other).
+func identical(v []float64) bool {
+	for _, x := range v {
+		if math.Float64bits(x) != math.Float64bits(v[0]) {
+			return false
+		}
+	}
+	return true
 }
 
 // bootstrapBlocks is how many independent generator streams a bootstrap

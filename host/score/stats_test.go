@@ -163,6 +163,41 @@ func TestBootstrapReproducible(t *testing.T) {
 	}
 }
 
+// TestBootstrapIdenticalValues: when every task has the same value and
+// weight, Bootstrap's shortcut gives the interval drawing every resample
+// gives, bit for bit, for sizes whose sums round (0.1, 1/3) and for
+// values 0 and -0 mixed (not identical: drawn in full).
+func TestBootstrapIdenticalValues(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 2, 3, 7, 100, 1001} {
+		for _, v := range []float64{0, math.Copysign(0, -1), 0.1, 1.0 / 3, 0.9125, 1, -2.5e-7} {
+			for _, w := range []float64{0, 1, 2.5} {
+				s := make([]Sample, n)
+				values := make([]float64, n)
+				tasks := make([]weighted, n)
+				for i := range s {
+					s[i] = Sample{Value: v, Weight: w}
+					values[i] = v
+					tw := weightOf(w)
+					tasks[i] = weighted{w: tw, wv: tw * v}
+				}
+				got := Bootstrap(s, 500, 9)
+				want := interval(tasks, values, 500, 9)
+				if diff := cmp.Diff(want, got); diff != "" || math.Signbit(got[0]) != math.Signbit(want[0]) {
+					t.Errorf("n=%d v=%v w=%v: Bootstrap = %v, drawn in full %v", n, v, w, got, want)
+				}
+			}
+		}
+	}
+	mixed := []Sample{{Value: 0}, {Value: math.Copysign(0, -1)}, {Value: 0}}
+	if identical([]float64{0, math.Copysign(0, -1)}) {
+		t.Errorf("identical(0, -0) = true, want false")
+	}
+	if got := Bootstrap(mixed, 100, 1); !cmp.Equal(got, []float64{0, 0}) {
+		t.Errorf("Bootstrap(0, -0, 0) = %v, want [0 0]", got)
+	}
+}
+
 // TestBootstrapCoverage: in a simulation the 95% interval covers the true
 // mean in about 95% of the runs (at least 90% of 200).
 func TestBootstrapCoverage(t *testing.T) {

@@ -297,23 +297,15 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	}
 	out := v.out
 
-	specs, err := in.specs() // a turns file's candidate: decoded for this pass only
+	stream, err := e.turnsOf(in) // a turns file's candidate: decoded a chunk at a time, for this pass only
 	if err != nil {
 		return nil, err
 	}
-	var todo []*TurnSpec
-	for i := range specs {
-		ts := &specs[i]
-		if _, ok := e.tasks[ts.Label]; !ok {
-			out.Diagnostics = append(out.Diagnostics, diag.Warnf(ts.Pos, "run.unknown_label",
-				"candidate %s: turn %q is not a task of pack %s; ignored%s", in.Candidate, ts.Label, e.cfg.Pack.Name(), e.didYouMean(ts.Label)))
-			continue
-		}
-		todo = append(todo, ts)
-	}
-	if err := e.scoreAll(ctx, v, todo); err != nil {
+	defer stream.close()
+	if err := e.scoreAll(ctx, v, stream); err != nil {
 		return nil, err
 	}
+	out.Diagnostics = append(stream.unknown, out.Diagnostics...)
 	sort.Strings(out.Rescored)
 	sort.Strings(out.Retried)
 
@@ -365,6 +357,89 @@ func (v *pass) inTaskOrder(tasks []*pack.Task) []TurnResult {
 	return results
 }
 
+// turnStream is a candidate's turns of the pack's tasks, a chunk at a
+// time: for a candidate of an indexed turns file, its lines decoded as the
+// chunks are taken, so no more than the chunks in flight are held
+// (docs/performance.md); otherwise the turns given. A turn of another label
+// is ignored with a warning (unknown, in the order read).
+type turnStream struct {
+	e       *Engine
+	in      *Input
+	total   int         // turns of the pack's tasks
+	todo    []*TurnSpec // the turns left, when given
+	r       *specReader // the turns file, when indexed
+	taken   int
+	unknown diag.List
+}
+
+func (e *Engine) turnsOf(in *Input) (*turnStream, error) {
+	s := &turnStream{e: e, in: in}
+	if in.src != nil && in.src.tasks >= 0 {
+		r, err := in.src.reader(in.Candidate, true)
+		if err != nil {
+			return nil, err
+		}
+		s.r, s.total = r, in.src.tasks
+		return s, nil
+	}
+	specs, err := in.specs()
+	if err != nil {
+		return nil, err
+	}
+	for i := range specs {
+		if s.known(&specs[i]) {
+			s.todo = append(s.todo, &specs[i])
+		}
+	}
+	s.total = len(s.todo)
+	return s, nil
+}
+
+// known reports whether the turn is of a task of the pack, and warns when not.
+func (s *turnStream) known(ts *TurnSpec) bool {
+	if _, ok := s.e.tasks[ts.Label]; ok {
+		return true
+	}
+	s.unknown = append(s.unknown, diag.Warnf(ts.Pos, "run.unknown_label",
+		"candidate %s: turn %q is not a task of pack %s; ignored%s", s.in.Candidate, ts.Label, s.e.cfg.Pack.Name(), s.e.didYouMean(ts.Label)))
+	return false
+}
+
+// next is the next up to n turns; none when all were taken.
+func (s *turnStream) next(n int) ([]*TurnSpec, error) {
+	if s.r == nil {
+		c := s.todo[:min(n, len(s.todo))]
+		s.todo = s.todo[len(c):]
+		return c, nil
+	}
+	var out []*TurnSpec
+	for len(out) < n {
+		specs, err := s.r.next(n - len(out))
+		if err != nil {
+			return nil, err
+		}
+		if len(specs) == 0 {
+			break
+		}
+		for i := range specs {
+			if s.known(&specs[i]) {
+				out = append(out, &specs[i])
+			}
+		}
+	}
+	if s.taken += len(out); len(out) == 0 && s.taken != s.total || s.taken > s.total {
+		return nil, fmt.Errorf("reading turns file %s: %w (candidate %s has %d turns of the pack's tasks, not %d)",
+			s.r.src.file.path, errTurnsChanged, s.in.Candidate, s.taken, s.total)
+	}
+	return out, nil
+}
+
+func (s *turnStream) close() {
+	if s.r != nil {
+		s.r.close()
+	}
+}
+
 // key is the turn a spec is: its label and epoch (an unset epoch is 1).
 func (ts *TurnSpec) key() store.TurnKey {
 	return store.TurnKey{Label: ts.Label, Epoch: max(ts.Epoch, 1)}
@@ -406,15 +481,21 @@ func passHatGate(g *pack.PassHatK) *score.PassHatGate {
 // soon as it is scored, in order. Two chunks are scored at once: a plugin
 // call waits on another process more than it computes, and a second chunk's
 // calls fill that wait (docs/performance.md).
-func (e *Engine) scoreAll(ctx context.Context, v *pass, todo []*TurnSpec) error {
+func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	ready := make(chan []*prepared, 1)
+	var readErr error // the turns could not be read on: set before ready is closed
 	go func() {
 		defer close(ready)
-		for start := 0; start < len(todo); start += e.cfg.ChunkSize {
-			c := e.prepareChunk(ctx, v, todo[start:min(start+e.cfg.ChunkSize, len(todo))])
+		for ctx.Err() == nil {
+			specs, err := turns.next(e.cfg.ChunkSize)
+			if err != nil || len(specs) == 0 {
+				readErr = err
+				return
+			}
+			c := e.prepareChunk(ctx, v, specs)
 			select {
 			case ready <- c:
 			case <-ctx.Done():
@@ -426,7 +507,7 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, todo []*TurnSpec) error 
 	scored := make(chan []*prepared, 1)
 	recorded := make(chan error, 1)
 	go func() {
-		recorded <- e.recordChunks(ctx, cancel, v, len(todo), scored)
+		recorded <- e.recordChunks(ctx, cancel, v, turns.total, scored)
 	}()
 
 	// inFlight holds the chunks being scored, in order; its capacity and the
@@ -463,8 +544,14 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, todo []*TurnSpec) error 
 			e.scoreChunk(ctx, sc.chunk)
 		}()
 	}
+	for range ready { // interrupted: wait for the reading stage to stop
+	}
 	close(inFlight)
-	if err := <-recorded; err != nil {
+	err := <-recorded
+	if readErr != nil {
+		return readErr // what was scored before the turns that could not be read is recorded; a rerun resumes
+	}
+	if err != nil {
 		return err
 	}
 	return ctx.Err()

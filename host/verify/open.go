@@ -31,6 +31,13 @@ type ReadOption func(*readConfig)
 
 type readConfig struct {
 	allowOutside bool
+	isTask       func(label string) bool // the pack's tasks: an indexed candidate counts its turns of them
+}
+
+// withTasks lets indexTurnsFile count each candidate's turns of the pack's
+// tasks, so its pass can decode them a chunk at a time (Engine.Verify).
+func withTasks(isTask func(string) bool) ReadOption {
+	return func(c *readConfig) { c.isTask = isTask }
 }
 
 // WithOutsidePaths lets the paths of a run leave its directory

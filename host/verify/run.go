@@ -226,7 +226,7 @@ func (r *runner) readInputs() ([]*Input, error) {
 		if r.req.TurnsFile != "" {
 			// Indexed, not read: each candidate's turns are decoded when it is
 			// verified, so memory does not grow with the turns.
-			ins, ds, err = indexTurnsFile(file, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths))
+			ins, ds, err = indexTurnsFile(file, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths), withTasks(r.isTask))
 		} else {
 			ins, ds, err = ReadOTLPFile(file, OTLPOptions{Candidate: r.req.Candidate, LabelAttr: r.req.OTLPLabelAttr})
 		}

@@ -19,9 +19,10 @@ import (
 // problem of the file is reported before anything is scored, but keeps of
 // the good lines only where each candidate's lines are: a segment per
 // stretch of consecutive lines of one candidate. The second pass, when a
-// candidate's turns are verified (Input.specs), decodes that candidate's
-// segments again into TurnSpecs, which are dropped with the pass. Memory
-// therefore grows with the candidates, not with the turns.
+// candidate's turns are verified, decodes that candidate's segments again
+// into TurnSpecs a chunk at a time (specReader, Engine.Verify's turnStream;
+// Input.specs decodes them whole), dropped once the chunk is recorded.
+// Memory therefore grows with the candidates, not with the turns.
 
 // errTurnsChanged is a turns file that no longer reads as it did when it
 // was indexed.
@@ -97,6 +98,9 @@ type turnsSource struct {
 	file  *turnsFile
 	segs  []segment
 	turns int
+	// tasks is how many of the turns are of the pack's tasks; -1 when the
+	// index was not told the tasks (withTasks).
+	tasks int
 }
 
 // segment is a stretch of lines of a turns file, from the line at off
@@ -122,54 +126,95 @@ func (in *Input) specs() ([]TurnSpec, error) {
 // line is read again through the run's open file when it is scored;
 // otherwise by opening the file.
 func (s *turnsSource) decode(candidate string, shared bool) ([]TurnSpec, error) {
+	r, err := s.reader(candidate, shared)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	return r.next(s.turns)
+}
+
+// specReader decodes a candidate's segments again, a few turns at a time.
+type specReader struct {
+	src       *turnsSource
+	candidate string
+	f         *os.File
+	own       bool
+	ref       *turnsFile // the file each turn's line is read again through; nil: opened by path
+	r         *bufio.Reader
+	seg       int   // the segment being read
+	offset    int64 // where its next line starts; -1 before it is started
+	lineNo    int
+	n         int // turns read of the segment
+}
+
+// reader starts reading the candidate's segments; decode documents shared.
+func (s *turnsSource) reader(candidate string, shared bool) (*specReader, error) {
 	tf := s.file
 	f, own, err := tf.file()
 	if err != nil {
 		return nil, fmt.Errorf("reading turns file: %w", err)
 	}
-	if own {
-		defer f.Close()
-	}
-	var ref *turnsFile
+	sr := &specReader{src: s, candidate: candidate, f: f, own: own, offset: -1}
 	if shared {
-		ref = tf
+		sr.ref = tf
 	}
 	if st, err := f.Stat(); err != nil || st.Size() < tf.size {
+		sr.close()
 		return nil, fmt.Errorf("reading turns file %s: %w (it is shorter than when it was read)", tf.path, errTurnsChanged)
 	}
-	out := make([]TurnSpec, 0, s.turns)
-	var r *bufio.Reader
-	for _, sg := range s.segs {
-		sr := io.NewSectionReader(f, sg.off, sg.end-sg.off)
-		if r == nil {
-			r = bufio.NewReaderSize(sr, 64<<10)
-		} else {
-			r.Reset(sr)
+	return sr, nil
+}
+
+func (sr *specReader) close() {
+	if sr.own {
+		sr.f.Close()
+	}
+}
+
+// next decodes up to max more turns, in the file's order; none when every
+// segment is read. A line that no longer decodes to the turn it was is
+// errTurnsChanged.
+func (sr *specReader) next(max int) ([]TurnSpec, error) {
+	tf := sr.src.file
+	out := make([]TurnSpec, 0, min(max, sr.src.turns))
+	for len(out) < max && sr.seg < len(sr.src.segs) {
+		sg := sr.src.segs[sr.seg]
+		if sr.offset < 0 {
+			sec := io.NewSectionReader(sr.f, sg.off, sg.end-sg.off)
+			if sr.r == nil {
+				sr.r = bufio.NewReaderSize(sec, 64<<10)
+			} else {
+				sr.r.Reset(sec)
+			}
+			sr.offset, sr.lineNo, sr.n = sg.off, sg.line, 0
 		}
-		n := 0
-		offset := sg.off
-		for lineNo := sg.line; offset < sg.end; lineNo++ {
-			line, size, err := readLine(r, maxTurnLine)
-			start := offset
-			offset += int64(size)
+		for ; len(out) < max && sr.offset < sg.end; sr.lineNo++ {
+			line, size, err := readLine(sr.r, maxTurnLine)
+			start := sr.offset
+			sr.offset += int64(size)
 			if err != nil && !errors.Is(err, io.EOF) || size == 0 {
-				return nil, fmt.Errorf("reading turns file %s: line %d: %w (%v)", tf.path, lineNo, errTurnsChanged, err)
+				return nil, fmt.Errorf("reading turns file %s: line %d: %w (%v)", tf.path, sr.lineNo, errTurnsChanged, err)
 			}
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
-			ts, ds := decodeTurnLine(tf.path, tf.dir, lineNo, line, tf.defaultCandidate)
-			if ts == nil || ts.Candidate != candidate {
-				return nil, fmt.Errorf("reading turns file %s: line %d: %w: %v", tf.path, lineNo, errTurnsChanged, ds)
+			ts, ds := decodeTurnLine(tf.path, tf.dir, sr.lineNo, line, tf.defaultCandidate)
+			if ts == nil || ts.Candidate != sr.candidate {
+				return nil, fmt.Errorf("reading turns file %s: line %d: %w: %v", tf.path, sr.lineNo, errTurnsChanged, ds)
 			}
-			ts.inline = &lineRef{path: tf.path, offset: start, n: len(line), file: ref}
+			ts.inline = &lineRef{path: tf.path, offset: start, n: len(line), file: sr.ref}
 			ts.Root = tf.root
 			out = append(out, *ts)
-			n++
+			sr.n++
 		}
-		if n != sg.turns {
+		if sr.offset < sg.end {
+			break // max turns read, mid-segment
+		}
+		if sr.n != sg.turns {
 			return nil, fmt.Errorf("reading turns file %s: lines %d on: %w", tf.path, sg.line, errTurnsChanged)
 		}
+		sr.seg, sr.offset = sr.seg+1, -1
 	}
 	return out, nil
 }
@@ -191,7 +236,7 @@ func indexTurnsFile(path, defaultCandidate string, opts ...ReadOption) ([]*Input
 	if readConfigOf(opts).allowOutside {
 		tf.root = ""
 	}
-	ix := &indexer{file: tf, byName: map[string]*Input{}, labels: map[string]uint32{}, seen: turnSet{}}
+	ix := &indexer{file: tf, byName: map[string]*Input{}, labels: map[string]uint32{}, seen: turnSet{}, isTask: readConfigOf(opts).isTask}
 	r := bufio.NewReaderSize(f, 64<<10)
 	var offset int64
 	for lineNo := 1; ; lineNo++ {
@@ -239,6 +284,7 @@ type indexer struct {
 	byName map[string]*Input
 	diags  diag.List
 	last   *segment // the segment the previous good line is in; nil after a bad line
+	isTask func(string) bool
 
 	// labels numbers each label read, so that seen holds a bit per turn.
 	labels map[string]uint32
@@ -262,7 +308,10 @@ func (ix *indexer) add(ts *TurnSpec, pos diag.Pos, start, end int64) {
 	}
 	in := ix.byName[ts.Candidate]
 	if in == nil {
-		in = &Input{Candidate: ts.Candidate, src: &turnsSource{file: ix.file}}
+		in = &Input{Candidate: ts.Candidate, src: &turnsSource{file: ix.file, tasks: -1}}
+		if ix.isTask != nil {
+			in.src.tasks = 0
+		}
 		ix.byName[ts.Candidate] = in
 		ix.inputs = append(ix.inputs, in)
 	}
@@ -289,6 +338,9 @@ func (ix *indexer) add(ts *TurnSpec, pos diag.Pos, start, end int64) {
 	ix.last.end = end
 	ix.last.turns++
 	src.turns++
+	if ix.isTask != nil && ix.isTask(ts.Label) {
+		src.tasks++
+	}
 }
 
 // firstLines completes each duplicate's diagnostic with the line of the

@@ -416,3 +416,90 @@ func TestTurnsFileChangedWhileRead(t *testing.T) {
 		closeInputs(idx)
 	}
 }
+
+// TestStreamedTurnsMatchGiven: a candidate of an indexed turns file,
+// decoded a chunk at a time while it is verified, gives the outcome —
+// results, diagnostics (unknown labels first, in the order read), summary
+// — and the progress that the same turns decoded whole and given do:
+// random files of interleaved candidates with blank lines, CRLF, epochs
+// and labels that are not tasks, in chunks of 1 to 7 turns, so that chunks
+// end inside and across segments. (One worker: which turn of a chunk
+// reports a snapshot's diagnostics is the first to parse it.)
+func TestStreamedTurnsMatchGiven(t *testing.T) {
+	t.Parallel()
+	p := onePack([3]string{"t0", "s", "k"}, [3]string{"t1", "s", "k"}, [3]string{"t2", "s", "k"}, [3]string{"t3", "s", "k"},
+		[3]string{"t4", "s", "k"}, [3]string{"t5", "s", "k"}, [3]string{"t6", "s", "k"}, [3]string{"t7", "s", "k"})
+	isTask := func(l string) bool { return p.Task(l) != nil }
+	dir := t.TempDir()
+	for seed := range 30 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 11))
+		var lines []string
+		left := map[string][]string{}
+		for _, c := range []string{"a", "b", "c"} {
+			for _, k := range rng.Perm(12) {
+				for ep := range 1 + rng.IntN(2) {
+					left[c] = append(left[c], turnLine(c, fmt.Sprintf("t%d", k), ep+1))
+				}
+			}
+		}
+		for len(left) > 0 {
+			c := []string{"a", "b", "c"}[rng.IntN(3)]
+			for n := 1 + rng.IntN(6); n > 0 && len(left[c]) > 0; n-- {
+				lines = append(lines, left[c][0])
+				left[c] = left[c][1:]
+				if rng.IntN(6) == 0 {
+					lines = append(lines, "  ")
+				}
+			}
+			if len(left[c]) == 0 {
+				delete(left, c)
+			}
+		}
+		end := "\n"
+		if seed%3 == 0 {
+			end = "\r\n"
+		}
+		path := filepath.Join(dir, fmt.Sprintf("turns%d.jsonl", seed))
+		writeFile(t, path, strings.Join(lines, end)+end)
+
+		chunk := 1 + seed%7
+		verify := func(in *Input) (*Outcome, [][2]int) {
+			var progress [][2]int
+			e, err := New(Config{Pack: p, Scorers: constScorer{}, Descriptions: map[scorer.ID]scorer.Description{"s": {ID: "s"}},
+				ChunkSize: chunk, BatchSize: 2, Workers: 1, Progress: func(done, total int) { progress = append(progress, [2]int{done, total}) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := e.Verify(context.Background(), in, Options{})
+			if err != nil {
+				t.Fatalf("seed %d: Verify(%s) = %v", seed, in.Candidate, err)
+			}
+			return out, progress
+		}
+		given, ds, err := ReadTurnsFile(path, "")
+		if err != nil || len(ds) > 0 {
+			t.Fatalf("seed %d: ReadTurnsFile = %v, %v", seed, ds, err)
+		}
+		indexed, ds, err := indexTurnsFile(path, "", withTasks(isTask))
+		if err != nil || len(ds) > 0 {
+			t.Fatalf("seed %d: indexTurnsFile = %v, %v", seed, ds, err)
+		}
+		for i, in := range indexed {
+			if in.src.tasks < 0 || in.Candidate != given[i].Candidate {
+				t.Fatalf("seed %d: indexed candidate %s without a count of its tasks' turns", seed, in.Candidate)
+			}
+			streamed, sp := verify(in)
+			whole, wp := verify(given[i])
+			if diff := cmp.Diff(whole, streamed, cmp.AllowUnexported(TurnResult{})); diff != "" {
+				t.Errorf("seed %d, candidate %s, chunks of %d: streamed outcome differs (-given +streamed):\n%s", seed, in.Candidate, chunk, diff)
+			}
+			if diff := cmp.Diff(wp, sp); diff != "" {
+				t.Errorf("seed %d, candidate %s: streamed progress differs (-given +streamed):\n%s", seed, in.Candidate, diff)
+			}
+			if len(whole.Diagnostics) == 0 || len(whole.Results) == 0 {
+				t.Errorf("seed %d: %d diagnostics, %d results; want unknown labels and results", seed, len(whole.Diagnostics), len(whole.Results))
+			}
+		}
+		closeInputs(indexed)
+	}
+}

@@ -178,6 +178,10 @@ type limits struct {
 // of traces, and a fresh buffer each time costs more than parsing a small one.
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
+// smallTrace is the most events a trace has for Parse to copy them into a
+// slice of their length, not the capacity they were read into.
+const smallTrace = 8
+
 // parse is Parse with the limits as parameters, for tests.
 func parse(file string, r io.Reader, maxLine int, lim limits) (*Turn, diag.List, error) {
 	p := parser{
@@ -249,6 +253,11 @@ func parse(file string, r io.Reader, maxLine int, lim limits) (*Turn, diag.List,
 		}
 	}
 	p.finish()
+	if n := len(p.turn.Events); n <= smallTrace {
+		// A short trace keeps its events at their length: thousands of
+		// turns are in flight while a run is scored (docs/performance.md).
+		p.turn.Events = append(make([]Event, 0, n), p.turn.Events...)
+	}
 	if p.over != "" {
 		p.diags = append(p.diags, p.tooLarge())
 	}

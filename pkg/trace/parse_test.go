@@ -643,3 +643,42 @@ func TestParseWarningsCapped(t *testing.T) {
 		})
 	}
 }
+
+// TestShortTraceEventsAtLength: a trace of at most smallTrace events keeps
+// them in a slice of their length (never nil), holding what the same
+// events read as the start of a longer trace (whose slice is not copied).
+func TestShortTraceEventsAtLength(t *testing.T) {
+	t.Parallel()
+	kinds := []string{
+		`{"type":"phase","phase":"skill_dispatch"}`,
+		`{"type":"tool_call","name":"search","args":{"q":"x"}}`,
+		`{"type":"final_answer","payload":{"message":"The release passes."}}`,
+		`{"type":"text_delta","delta":"ok"}`,
+	}
+	for n := 0; n <= smallTrace+2; n++ {
+		var lines []string
+		for i := range n {
+			lines = append(lines, kinds[i%len(kinds)])
+		}
+		short, _, err := Parse("t.ndjson", strings.NewReader(ndjson(append(lines, `{"type":"done","reply":"ok","finalized":true}`)...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pad := append([]string(nil), lines...)
+		for range smallTrace + 1 {
+			pad = append(pad, `{"type":"phase","phase":"pad"}`)
+		}
+		long, _, err := Parse("t.ndjson", strings.NewReader(ndjson(append(pad, `{"type":"done","reply":"ok","finalized":true}`)...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := short.Events
+		if got == nil || len(got) <= smallTrace && cap(got) != len(got) {
+			t.Errorf("%d lines: events len %d cap %d (nil %v), want their length", n+1, len(got), cap(got), got == nil)
+		}
+		want := long.Events[:len(got)-1]
+		if diff := cmp.Diff(want, got[:len(got)-1]); diff != "" {
+			t.Errorf("%d lines: events differ from the same lines of a longer trace (-long +short):\n%s", n+1, diff)
+		}
+	}
+}
