@@ -266,6 +266,6 @@ func (d *decoder) parseTasks(out []parsedTask, from int) {
 			clear(out)
 			return
 		}
-		out[j] = parsedTask{item: item, diags: c.list, schema: d.schema.split.item.Validate(item.jsonValue(true)), ok: true}
+		out[j] = parsedTask{item: item, diags: c.list, schema: validateFast(d.schema.split.item, d.schema.split.fastItem, item), ok: true}
 	}
 }
