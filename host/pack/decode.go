@@ -99,13 +99,9 @@ func (d *decoder) pack(root *node) *Pack {
 					personas[s] = true
 				}
 			}
-			var labels map[string]labelUse
+			labels := map[string]labelUse{}
 			if d.split != nil && v == d.splitSeq {
-				labels = make(map[string]labelUse, len(d.split.chunks))
 				d.decodeTasks(p, personas, labels)
-			}
-			if labels == nil {
-				labels = make(map[string]labelUse, len(v.items))
 			}
 			for i, item := range v.items {
 				if t := d.task(item, i, personas, p.Personas, labels); t != nil {
@@ -121,11 +117,9 @@ func (d *decoder) pack(root *node) *Pack {
 	return p
 }
 
-// labelUse is where a label was first used: all a later duplicate's
-// message names. It is small because a large pack holds one per task
-// (a pack under MaxSize has fewer than 2^31 tasks and lines).
 type labelUse struct {
-	index, line int32
+	index int
+	pos   diag.Pos
 }
 
 func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []string, labels map[string]labelUse) *Task {
@@ -138,9 +132,9 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 		if s, ok := d.str(lv, path+".label"); ok {
 			t.Label = s
 			if prev, dup := labels[s]; dup {
-				d.errf(lv.pos, CodeDupLabel, "", "%s.label: %q is already the label of tasks[%d] (line %d)", path, clip(s), prev.index, prev.line)
+				d.errf(lv.pos, CodeDupLabel, "", "%s.label: %q is already the label of tasks[%d] (line %d)", path, clip(s), prev.index, prev.pos.Line)
 			} else {
-				labels[s] = labelUse{int32(i), int32(lv.pos.Line)}
+				labels[s] = labelUse{i, lv.pos}
 			}
 		}
 	}
