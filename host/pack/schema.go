@@ -27,6 +27,8 @@ type Schema struct {
 	// split is the schema cut in two for reading a pack task by task, or
 	// nil when the schema's shape does not allow it (see splitSchema).
 	split *schemaSplit
+	// fast is the fast checker for compiled, or nil (fastschema.go).
+	fast *fastSchema
 }
 
 // embeddedSource is what Source returns for the embedded schema.
@@ -93,7 +95,7 @@ func compileSchema(source string, src []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling: %w", err)
 	}
-	return &Schema{source: source, compiled: compiled, scorers: enum, split: splitSchema(c, url, doc)}, nil
+	return &Schema{source: source, compiled: compiled, scorers: enum, split: splitSchema(c, url, doc), fast: compileFast(compiled)}, nil
 }
 
 // scorerEnumPointer finds where the scorer enum lives: the "enum" of the

@@ -11,6 +11,8 @@ import (
 type schemaSplit struct {
 	item *jsonschema.Schema // #/properties/tasks/items
 	rest *jsonschema.Schema // the schema with properties.tasks.items = true
+	// fastItem is the fast checker for item, or nil (fastschema.go).
+	fastItem *fastSchema
 }
 
 // rootApplicators are the keywords that would let a schema look into the
@@ -78,5 +80,5 @@ func splitSchema(c *jsonschema.Compiler, url string, doc any) *schemaSplit {
 	if err != nil {
 		return nil
 	}
-	return &schemaSplit{item: item, rest: rest}
+	return &schemaSplit{item: item, rest: rest, fastItem: compileFast(item)}
 }

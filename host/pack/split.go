@@ -245,14 +245,18 @@ func (d *decoder) decodeTasks(p *Pack, personas map[string]bool, labels map[stri
 // against the task schema. It only reads d.
 func (d *decoder) parseTasks(out []parsedTask, from int) {
 	first, last := d.split.chunks[from], d.split.chunks[from+len(out)-1]
-	var doc yaml.Node
-	if err := yaml.Unmarshal(d.src[first.start:last.end], &doc); err != nil {
-		return
+	text := d.src[first.start:last.end]
+	seq, ok := fastSeq(text, d.split.indent)
+	if !ok {
+		var doc yaml.Node
+		if err := yaml.Unmarshal(text, &doc); err != nil {
+			return
+		}
+		if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+			return
+		}
+		seq = doc.Content[0]
 	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return
-	}
-	seq := doc.Content[0]
 	if seq.Kind != yaml.SequenceNode || len(seq.Content) != len(out) || seq.Line != 1 || seq.Column != d.split.indent+1 ||
 		seq.Anchor != "" || seq.ShortTag() != "!!seq" {
 		return
@@ -266,6 +270,6 @@ func (d *decoder) parseTasks(out []parsedTask, from int) {
 			clear(out)
 			return
 		}
-		out[j] = parsedTask{item: item, diags: c.list, schema: d.schema.split.item.Validate(item.jsonValue(true)), ok: true}
+		out[j] = parsedTask{item: item, diags: c.list, schema: validateFast(d.schema.split.item, d.schema.split.fastItem, item), ok: true}
 	}
 }

@@ -18,7 +18,16 @@ var printer = message.NewPrinter(language.English)
 // violation at the key or value it is about. Problems the semantic rules
 // already reported are dropped by the collector.
 func validateSchema(s *Schema, root *node, d *decoder) {
-	validateNode(s.compiled, root, root.jsonValue(true), nil, d)
+	reportSchema(validateFast(s.compiled, s.fast, root), root, nil, d)
+}
+
+// validateFast validates the node n against s, asking the fast checker f
+// (when not nil) first: what it finds certainly valid is not given to s.
+func validateFast(s *jsonschema.Schema, f *fastSchema, n *node) error {
+	if f != nil && f.valid(n) {
+		return nil
+	}
+	return s.Validate(n.jsonValue(true))
 }
 
 // validateNode validates value, the JSON of the node root found at loc in

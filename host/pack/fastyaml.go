@@ -1,0 +1,389 @@
+package pack
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Half of reading a large pack was yaml.v3 scanning and parsing its tasks,
+// which are nearly always written in a small part of YAML: block mappings
+// of simple keys, block lists of mappings, one-line plain scalars, folded
+// and literal blocks of evenly indented lines, and one-line flow lists of
+// simple words. fastSeq reads a group of tasks written only in that part
+// into the yaml.Node tree yaml.v3 would build, and refuses anything else
+// (a comment, a quote, a blank line between tasks, a tab, a plain scalar
+// that could be other than a string or a plain integer, a multi-line plain
+// scalar...), which yaml.v3 then parses as before. TestFastYAMLSame and
+// FuzzFastYAMLSame check that whatever it accepts, it reads as yaml.v3 does.
+
+// yline is one line of the text fastSeq reads.
+type yline struct {
+	num  int    // 1-based
+	ind  int    // leading spaces
+	text []byte // after the indentation, without the line break
+}
+
+// fastYAML reads lines; ok is cleared at the first thing it does not know.
+type fastYAML struct {
+	lines []yline
+	i     int
+	ok    bool
+	endNL bool              // the last line of text has a line break
+	stack []*yaml.Node      // the children of the collections being read
+	slab  []yaml.Node       // nodes are allocated from it
+	keys  map[string]string // the keys read, to share their strings
+}
+
+// node returns a new node from the slab.
+func (p *fastYAML) node(kind yaml.Kind, tag string, line, col int) *yaml.Node {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]yaml.Node, 0, 64)
+	}
+	p.slab = append(p.slab, yaml.Node{Kind: kind, Tag: tag, Line: line, Column: col})
+	return &p.slab[len(p.slab)-1]
+}
+
+// content sets n's children to the stack's from mark on, and pops them.
+func (p *fastYAML) content(n *yaml.Node, mark int) {
+	if len(p.stack) > mark {
+		n.Content = append([]*yaml.Node(nil), p.stack[mark:]...)
+	}
+	clear(p.stack[mark:])
+	p.stack = p.stack[:mark]
+}
+
+// key returns the string of a key, shared with the same key read before.
+func (p *fastYAML) key(b []byte) string {
+	if s, ok := p.keys[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	p.keys[s] = s
+	return s
+}
+
+// fastSeq reads src, a block list whose items start at column indent+1, as
+// yaml.v3 reads it into a document's content, or reports that it cannot.
+func fastSeq(src []byte, indent int) (*yaml.Node, bool) {
+	if !plainText(src) || bytes.ContainsAny(src, "\t\r#'\"\\") {
+		return nil, false
+	}
+	p := &fastYAML{ok: true, lines: make([]yline, 0, bytes.Count(src, []byte{'\n'})+1), keys: map[string]string{}}
+	num := 0
+	trailing := false
+	for len(src) > 0 {
+		num++
+		line := src
+		if j := bytes.IndexByte(src, '\n'); j >= 0 {
+			line, src = src[:j], src[j+1:]
+		} else {
+			src = nil
+		}
+		ind := 0
+		for ind < len(line) && line[ind] == ' ' {
+			ind++
+		}
+		if ind == len(line) {
+			if ind > 0 {
+				return nil, false // spaces a block scalar might keep
+			}
+			trailing = true
+			continue
+		}
+		if trailing || line[len(line)-1] == ' ' {
+			return nil, false // a blank line before text, or trailing blanks
+		}
+		p.lines = append(p.lines, yline{num: num, ind: ind, text: line[ind:]})
+		p.endNL = src != nil
+	}
+	if len(p.lines) == 0 || p.lines[0].num != 1 || p.lines[0].ind != indent {
+		return nil, false
+	}
+	seq := p.seq(indent)
+	if !p.ok || p.i != len(p.lines) {
+		return nil, false
+	}
+	return seq, true
+}
+
+// seq reads block list items at column ind.
+func (p *fastYAML) seq(ind int) *yaml.Node {
+	first := p.lines[p.i]
+	n := p.node(yaml.SequenceNode, "!!seq", first.num, ind+1)
+	mark := len(p.stack)
+	defer p.content(n, mark)
+	for p.ok && p.i < len(p.lines) && p.lines[p.i].ind == ind {
+		l := p.lines[p.i]
+		if len(l.text) < 3 || l.text[0] != '-' || l.text[1] != ' ' || l.text[2] == ' ' {
+			p.ok = false
+			return nil
+		}
+		// The item is a mapping whose first key follows the "- ".
+		p.lines[p.i] = yline{num: l.num, ind: ind + 2, text: l.text[2:]}
+		p.stack = append(p.stack, p.mapping(ind+2))
+	}
+	if p.i < len(p.lines) && p.lines[p.i].ind > ind {
+		p.ok = false
+	}
+	return n
+}
+
+// mapping reads block mapping entries at column ind.
+func (p *fastYAML) mapping(ind int) *yaml.Node {
+	first := p.lines[p.i]
+	n := p.node(yaml.MappingNode, "!!map", first.num, ind+1)
+	mark := len(p.stack)
+	defer p.content(n, mark)
+	for p.ok && p.i < len(p.lines) && p.lines[p.i].ind == ind {
+		l := p.lines[p.i]
+		k := 0
+		for k < len(l.text) && isKeyByte(l.text[k], k == 0) {
+			k++
+		}
+		if k == 0 || k == len(l.text) || l.text[k] != ':' || !plainString(l.text[:k]) {
+			p.ok = false
+			return nil
+		}
+		key := p.node(yaml.ScalarNode, "!!str", l.num, ind+1)
+		key.Value = p.key(l.text[:k])
+		rest := l.text[k+1:]
+		p.i++
+		var val *yaml.Node
+		switch {
+		case len(rest) == 0:
+			val = p.nested(ind)
+		case rest[0] != ' ':
+			p.ok = false
+			return nil
+		default:
+			v := 1
+			for v < len(rest) && rest[v] == ' ' {
+				v++
+			}
+			val = p.inline(l.num, ind, ind+k+1+v, rest[v:])
+		}
+		if !p.ok {
+			return nil
+		}
+		p.stack = append(p.stack, key, val)
+	}
+	if p.i < len(p.lines) && p.lines[p.i].ind > ind {
+		p.ok = false
+	}
+	return n
+}
+
+// nested reads the block under a key at column ind with nothing after its
+// colon: a list or a mapping, more indented.
+func (p *fastYAML) nested(ind int) *yaml.Node {
+	if p.i >= len(p.lines) || p.lines[p.i].ind <= ind {
+		p.ok = false // an empty value: left to yaml.v3
+		return nil
+	}
+	l := p.lines[p.i]
+	if l.text[0] == '-' {
+		return p.seq(l.ind)
+	}
+	return p.mapping(l.ind)
+}
+
+// inline reads the value written after a key's colon, at column col
+// (0-based) of line num, under a key at column ind.
+func (p *fastYAML) inline(num, ind, col int, v []byte) *yaml.Node {
+	switch {
+	case len(v) == 1 && (v[0] == '>' || v[0] == '|'):
+		return p.block(num, ind, col, v[0])
+	case v[0] == '[':
+		return p.flow(num, col, v)
+	}
+	if p.i < len(p.lines) && p.lines[p.i].ind > ind {
+		p.ok = false // a plain scalar that goes on: left to yaml.v3
+		return nil
+	}
+	if bytes.Contains(v, []byte(": ")) || v[len(v)-1] == ':' {
+		p.ok = false
+		return nil
+	}
+	return p.scalar(num, col, v)
+}
+
+// scalar is a plain scalar whose type is certain: a string, a boolean, a
+// null, a plain integer or a plain decimal fraction.
+func (p *fastYAML) scalar(num, col int, v []byte) *yaml.Node {
+	n := p.node(yaml.ScalarNode, "!!str", num, col+1)
+	n.Value = string(v)
+	switch {
+	case plainString(v):
+	case plainInt(v):
+		n.Tag = "!!int"
+	case plainFloat(v):
+		n.Tag = "!!float"
+	default:
+		switch string(v) {
+		case "true", "True", "TRUE", "false", "False", "FALSE":
+			n.Tag = "!!bool"
+			return n
+		case "null", "Null", "NULL", "~":
+			n.Tag = "!!null"
+			return n
+		}
+		p.ok = false
+		return nil
+	}
+	return n
+}
+
+// block reads a folded or literal block scalar with the default chomping,
+// whose lines are all indented alike.
+func (p *fastYAML) block(num, ind, col int, style byte) *yaml.Node {
+	if p.i >= len(p.lines) || p.lines[p.i].ind <= ind {
+		p.ok = false
+		return nil
+	}
+	in := p.lines[p.i].ind
+	var b []byte
+	for p.i < len(p.lines) && p.lines[p.i].ind > ind {
+		l := p.lines[p.i]
+		if l.ind != in {
+			p.ok = false
+			return nil
+		}
+		if len(b) > 0 {
+			if style == '>' {
+				b = append(b, ' ')
+			} else {
+				b = append(b, '\n')
+			}
+		}
+		b = append(b, l.text...)
+		p.i++
+	}
+	if p.i < len(p.lines) || p.endNL {
+		b = append(b, '\n') // the default chomping keeps the last line break
+	}
+	n := p.node(yaml.ScalarNode, "!!str", num, col+1)
+	n.Value = string(b)
+	if style == '>' {
+		n.Style = yaml.FoldedStyle
+	} else {
+		n.Style = yaml.LiteralStyle
+	}
+	return n
+}
+
+// flow reads a one-line flow list of simple words at column col of line
+// num.
+func (p *fastYAML) flow(num, col int, v []byte) *yaml.Node {
+	if v[len(v)-1] != ']' {
+		p.ok = false
+		return nil
+	}
+	n := p.node(yaml.SequenceNode, "!!seq", num, col+1)
+	n.Style = yaml.FlowStyle
+	mark := len(p.stack)
+	defer p.content(n, mark)
+	inner := v[1 : len(v)-1]
+	if len(bytes.TrimLeft(inner, " ")) == 0 {
+		if len(inner) > 0 {
+			p.ok = false
+		}
+		return n
+	}
+	at := col + 1
+	for _, part := range bytes.Split(inner, []byte{','}) {
+		lead := 0
+		for lead < len(part) && part[lead] == ' ' {
+			lead++
+		}
+		word := bytes.TrimRight(part[lead:], " ")
+		for _, c := range word {
+			if !isWordByte(c) {
+				p.ok = false
+				return nil
+			}
+		}
+		if len(word) == 0 || (at > col+1 && lead == 0) {
+			p.ok = false
+			return nil
+		}
+		item := p.scalar(num, at+lead, word)
+		if !p.ok {
+			return nil
+		}
+		p.stack = append(p.stack, item)
+		at += len(part) + 1
+	}
+	return n
+}
+
+// isKeyByte: a simple key is a letter or underscore, then letters, digits
+// and underscores.
+func isKeyByte(c byte, first bool) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || !first && c >= '0' && c <= '9'
+}
+
+// isWordByte: a flow list item is made of these.
+func isWordByte(c byte) bool {
+	return isKeyByte(c, false) || c == '-' || c == '.' || c == '/'
+}
+
+// plainString reports whether yaml.v3 resolves the plain scalar v to a
+// string for certain: it starts with a letter and is not a boolean or
+// null.
+func plainString(v []byte) bool {
+	if len(v) == 0 || !(v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z') {
+		return false
+	}
+	switch string(v) {
+	case "true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL":
+		return false
+	}
+	return true
+}
+
+// plainInt reports whether v is a decimal integer yaml.v3 resolves to an
+// int: no sign, no leading zero, at most 18 digits.
+func plainInt(v []byte) bool {
+	return len(v) > 0 && len(v) <= 18 && (v[0] != '0' || len(v) == 1) && digits(v)
+}
+
+// plainFloat reports whether v is a decimal fraction yaml.v3 resolves to a
+// float: digits, a point, digits, no sign and no exponent.
+func plainFloat(v []byte) bool {
+	i := bytes.IndexByte(v, '.')
+	return i > 0 && i < len(v)-1 && len(v) <= 18 && digits(v[:i]) && digits(v[i+1:])
+}
+
+func digits(v []byte) bool {
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainText reports whether src is UTF-8 of printable characters and line
+// feeds only, none of which YAML reads as a line break or a byte order
+// mark.
+func plainText(src []byte) bool {
+	for i := 0; i < len(src); {
+		c := src[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\n' || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(src[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1, r <= 0x9f, r == 0x2028, r == 0x2029, r == 0xfeff, r >= 0xfffe && r <= 0xffff:
+			return false
+		}
+		i += size
+	}
+	return true
+}
