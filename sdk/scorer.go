@@ -20,7 +20,7 @@ type Scorer interface {
 
 // SDKVersion is the version of this SDK, reported in every description a
 // plugin serves (Description.SDKVersion).
-const SDKVersion = "1.1.0"
+const SDKVersion = "1.2.0"
 
 // ID names a scorer. It is snake_case and spelled the same in the manifest,
 // the pack YAML, the schema enum, the DB CHECK and the binary name
@@ -42,6 +42,13 @@ const (
 	// answer, phases) and never the line-by-line events, which are most of a
 	// trace's bytes, so they are sent only to a scorer that asks.
 	NeedEvents Need = "events"
+	// NeedNoStreamedText leaves the streamed text (Turn.StreamedText) out
+	// of what NeedTrace and NeedEvents send; Turn.TextLen still counts it.
+	// In a streaming harness's trace the text is most of a derived turn's
+	// bytes, so a scorer that never reads it declares this and its batches
+	// shrink to a fraction. Hosts before SDK 1.2 ignore it and send the
+	// text, which such a scorer does not read: declaring it is always safe.
+	NeedNoStreamedText Need = "no_streamed_text"
 )
 
 // ValueType is the type of a KPI value in a pack, checked at pack load.

@@ -26,15 +26,18 @@ var fixtures = filepath.Join("..", "..", "testdata", "fixtures")
 
 // fixturePack is the part of the fixture pack the scorers see.
 type fixturePack struct {
-	ToolCatalog []string `yaml:"tool_catalog"`
-	Tasks       []struct {
-		Label       string         `yaml:"label"`
-		Persona     string         `yaml:"persona"`
-		Prompt      string         `yaml:"prompt"`
-		Scorer      sdk.ID         `yaml:"scorer"`
-		KPIs        map[string]any `yaml:"kpis"`
-		ToolCatalog []string       `yaml:"tool_catalog"`
-	} `yaml:"tasks"`
+	ToolCatalog []string      `yaml:"tool_catalog"`
+	Tasks       []fixtureTask `yaml:"tasks"`
+}
+
+// fixtureTask is one task of the fixture pack.
+type fixtureTask struct {
+	Label       string         `yaml:"label"`
+	Persona     string         `yaml:"persona"`
+	Prompt      string         `yaml:"prompt"`
+	Scorer      sdk.ID         `yaml:"scorer"`
+	KPIs        map[string]any `yaml:"kpis"`
+	ToolCatalog []string       `yaml:"tool_catalog"`
 }
 
 func loadFixturePack(t *testing.T) fixturePack {
@@ -65,6 +68,34 @@ func loadSnapshot(t *testing.T, name string) *sdk.Snapshot {
 		t.Fatalf("decoding snapshot %s: %v", name, err)
 	}
 	return &s
+}
+
+// fixtureCase is the case of task's good or bad (variant) fixture turn.
+func fixtureCase(t *testing.T, p fixturePack, task fixtureTask, variant string) *sdk.Case {
+	t.Helper()
+	turn, diags, err := trace.ParseFile(filepath.Join(fixtures, "traces", task.Label+"."+variant+".ndjson"))
+	if err != nil {
+		t.Fatalf("parsing trace: %v", err)
+	}
+	if len(diags) > 0 {
+		t.Errorf("trace warnings: %v", diags)
+	}
+	kpis := map[string]json.RawMessage{}
+	for k, v := range task.KPIs {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatalf("encoding kpi %s: %v", k, err)
+		}
+		kpis[k] = b
+	}
+	return &sdk.Case{
+		ID: task.Label + "." + variant,
+		Task: sdk.Task{Label: task.Label, Persona: task.Persona, Prompt: task.Prompt, KPIs: kpis,
+			ToolCatalog: append(slices.Clone(p.ToolCatalog), task.ToolCatalog...)},
+		Turn:        *turn,
+		StateBefore: loadSnapshot(t, task.Label+".before.json"),
+		StateAfter:  loadSnapshot(t, task.Label+"."+variant+".after.json"),
+	}
 }
 
 // scoreCase scores c with the scorer named id the way the host does: each
@@ -141,29 +172,7 @@ func TestFixtures(t *testing.T) {
 		used = append(used, task.Scorer)
 		for _, variant := range []string{"good", "bad"} {
 			t.Run(task.Label+"/"+variant, func(t *testing.T) {
-				turn, diags, err := trace.ParseFile(filepath.Join(fixtures, "traces", task.Label+"."+variant+".ndjson"))
-				if err != nil {
-					t.Fatalf("parsing trace: %v", err)
-				}
-				if len(diags) > 0 {
-					t.Errorf("trace warnings: %v", diags)
-				}
-				kpis := map[string]json.RawMessage{}
-				for k, v := range task.KPIs {
-					b, err := json.Marshal(v)
-					if err != nil {
-						t.Fatalf("encoding kpi %s: %v", k, err)
-					}
-					kpis[k] = b
-				}
-				c := &sdk.Case{
-					ID: task.Label + "." + variant,
-					Task: sdk.Task{Label: task.Label, Persona: task.Persona, Prompt: task.Prompt, KPIs: kpis,
-						ToolCatalog: append(slices.Clone(p.ToolCatalog), task.ToolCatalog...)},
-					Turn:        *turn,
-					StateBefore: loadSnapshot(t, task.Label+".before.json"),
-					StateAfter:  loadSnapshot(t, task.Label+"."+variant+".after.json"),
-				}
+				c := fixtureCase(t, p, task, variant)
 				r := scoreCase(t, task.Scorer, c)
 				w, ok := wants[c.ID]
 				if !ok {

@@ -41,7 +41,7 @@ func description() sdk.Description {
 			{Key: KeyArgs, ValueType: sdk.StringListMap, FailureTag: tagWrongArgs,
 				Description: "{tool: [arg keys]}: fraction of the listed tools called at least once with every key present in every call"},
 		},
-		Needs: []sdk.Need{sdk.NeedTrace},
+		Needs: []sdk.Need{sdk.NeedTrace, sdk.NeedNoStreamedText},
 	}
 }
 

@@ -81,6 +81,7 @@ var knownTypes = map[sdk.ValueType]bool{
 
 var knownNeeds = map[sdk.Need]bool{
 	sdk.NeedTrace: true, sdk.NeedAnswer: true, sdk.NeedStateBefore: true, sdk.NeedStateAfter: true, sdk.NeedUpstream: true, sdk.NeedEvents: true,
+	sdk.NeedNoStreamedText: true,
 }
 
 // ValidateDescription returns every problem with d: the id and KPI keys

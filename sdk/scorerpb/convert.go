@@ -388,7 +388,8 @@ func ResultFromProto(r *Result) (*sdk.Result, error) {
 // StripCase returns a shallow copy of c holding only the parts d declares in
 // its needs: trace (the derived turn without its per-line events), events
 // (the whole turn, events included), answer (only Turn.Answer), state_before,
-// state_after, upstream. The task and the case's times are always kept. This
+// state_after, upstream; no_streamed_text takes Turn.StreamedText out of a
+// trace or events turn. The task and the case's times are always kept. This
 // is what a scorer is sent, in-process or not.
 func StripCase(d sdk.Description, c *sdk.Case) *sdk.Case {
 	out := *c
@@ -400,6 +401,9 @@ func StripCase(d sdk.Description, c *sdk.Case) *sdk.Case {
 		out.Turn = sdk.Turn{Answer: c.Turn.Answer}
 	default:
 		out.Turn = sdk.Turn{}
+	}
+	if d.NeedsPart(sdk.NeedNoStreamedText) {
+		out.Turn.StreamedText = ""
 	}
 	if !d.NeedsPart(sdk.NeedStateBefore) {
 		out.StateBefore = nil

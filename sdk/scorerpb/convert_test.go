@@ -119,6 +119,24 @@ func TestStripCase(t *testing.T) {
 			w.StateBefore, w.StateAfter, w.Upstream = nil, nil, nil
 			return w
 		}},
+		{"trace without streamed text", []sdk.Need{sdk.NeedTrace, sdk.NeedNoStreamedText}, func() sdk.Case {
+			w := *c
+			w.Turn.Events, w.Turn.StreamedText = nil, ""
+			w.StateBefore, w.StateAfter, w.Upstream = nil, nil, nil
+			return w
+		}},
+		{"events without streamed text", []sdk.Need{sdk.NeedEvents, sdk.NeedNoStreamedText}, func() sdk.Case {
+			w := *c
+			w.Turn.StreamedText = ""
+			w.StateBefore, w.StateAfter, w.Upstream = nil, nil, nil
+			return w
+		}},
+		{"answer without streamed text", []sdk.Need{sdk.NeedAnswer, sdk.NeedNoStreamedText}, func() sdk.Case {
+			w := *c
+			w.Turn = sdk.Turn{Answer: "a"}
+			w.StateBefore, w.StateAfter, w.Upstream = nil, nil, nil
+			return w
+		}},
 		{"answer", []sdk.Need{sdk.NeedAnswer}, func() sdk.Case {
 			w := *c
 			w.Turn = sdk.Turn{Answer: "a"}
@@ -146,7 +164,7 @@ func TestStripCase(t *testing.T) {
 			}
 		})
 	}
-	if c.StateBefore == nil || len(c.Turn.Events) == 0 {
+	if c.StateBefore == nil || len(c.Turn.Events) == 0 || c.Turn.StreamedText == "" {
 		t.Errorf("StripCase modified its input")
 	}
 }
