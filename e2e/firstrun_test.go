@@ -3,7 +3,6 @@ package e2e
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -71,11 +70,7 @@ func privatePlugins(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	seed := filepath.Join(dir, "seed.db")
-	for _, args := range [][]string{{"plugins", "register", bin}, {"scorers", "sync"}} {
-		if r := runRaw(t, append([]string{"--plugin-dir", plugins, "--db", seed}, args...)...); r.code != 0 {
-			t.Fatalf("assay %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
-		}
-	}
+	registerPlugin(t, plugins, seed, bin)
 	return plugins
 }
 

@@ -73,6 +73,17 @@ func goBuild(out, pkg string) error {
 	return nil
 }
 
+// registerPlugin registers the plugin binary bin in the plugin directory
+// plugins and syncs the database db's scorer CHECK to the manifest.
+func registerPlugin(t testing.TB, plugins, db, bin string) {
+	t.Helper()
+	for _, args := range [][]string{{"plugins", "register", bin}, {"scorers", "sync"}} {
+		if r := runRaw(t, append([]string{"--plugin-dir", plugins, "--db", db}, args...)...); r.code != 0 {
+			t.Fatalf("assay %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
 // result is one finished assay invocation.
 type result struct {
 	code           int

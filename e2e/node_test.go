@@ -32,11 +32,7 @@ func TestNodeScorer(t *testing.T) {
 	}
 	bin := filepath.Join(plugins, "assay-scorer-node_keywords")
 	db := filepath.Join(dir, "assay.db")
-	for _, args := range [][]string{{"plugins", "register", bin}, {"scorers", "sync"}} {
-		if r := runRaw(t, append([]string{"--plugin-dir", plugins, "--db", db}, args...)...); r.code != 0 {
-			t.Fatalf("assay %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
-		}
-	}
+	registerPlugin(t, plugins, db, bin)
 	pack := filepath.Join(dir, "pack.yaml")
 	turns := filepath.Join(dir, "turns.jsonl")
 	writeText(t, pack, `company: {id: acme, name: Acme}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,17 +17,11 @@ func TestTLSOnlyPluginRun(t *testing.T) {
 	dir := t.TempDir()
 	plugins := filepath.Join(dir, "plugins")
 	bin := filepath.Join(plugins, "assay-scorer-test_tlsonly")
-	build := exec.Command("go", "build", "-o", bin, "./host/pluginhost/testdata/plugins/test_tlsonly")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building test_tlsonly: %v\n%s", err, out)
+	if err := goBuild(bin, "./host/pluginhost/testdata/plugins/test_tlsonly"); err != nil {
+		t.Fatal(err)
 	}
 	db := filepath.Join(dir, "assay.db")
-	for _, args := range [][]string{{"plugins", "register", bin}, {"scorers", "sync"}} {
-		if r := runRaw(t, append([]string{"--plugin-dir", plugins, "--db", db}, args...)...); r.code != 0 {
-			t.Fatalf("assay %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
-		}
-	}
+	registerPlugin(t, plugins, db, bin)
 	pack := filepath.Join(dir, "pack.yaml")
 	turns := filepath.Join(dir, "turns.jsonl")
 	writeText(t, pack, `company: {id: acme, name: Acme}

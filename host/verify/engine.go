@@ -427,7 +427,8 @@ func (s *turnStream) next(n int) ([]*TurnSpec, error) {
 			}
 		}
 	}
-	if s.taken += len(out); len(out) == 0 && s.taken != s.total || s.taken > s.total {
+	s.taken += len(out)
+	if s.taken > s.total || len(out) == 0 && s.taken < s.total {
 		return nil, fmt.Errorf("reading turns file %s: %w (candidate %s has %d turns of the pack's tasks, not %d)",
 			s.r.src.file.path, errTurnsChanged, s.in.Candidate, s.taken, s.total)
 	}
