@@ -17,9 +17,15 @@ import (
 	"github.com/assay-eval/assay/pkg/excerpt"
 )
 
-// dbOptions are the store.Open options the global flags give.
-func dbOptions(c *cli.Context) []store.Option {
-	return []store.Option{store.WithTimeout(c.Duration(flagDBTimeout))}
+// dbOptions are the store.Open options the global flags give, and a note
+// on stderr before an existing database is upgraded (it can take minutes).
+func (a *app) dbOptions(c *cli.Context) []store.Option {
+	db := store.Redact(c.String(flagDB))
+	notice := func(migrations []string) {
+		fmt.Fprintf(a.stderr, "note: upgrading the database %s to this assay's schema (%s); this runs once, and a large database can take minutes\n",
+			excerpt.Escape(db), strings.Join(migrations, ", "))
+	}
+	return []store.Option{store.WithTimeout(c.Duration(flagDBTimeout)), store.WithUpgradeNotice(notice)}
 }
 
 // Global flag names; each also reads an environment variable.

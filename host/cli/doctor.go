@@ -96,7 +96,7 @@ func (a *app) doctor(c *cli.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
-	rep := a.runDoctor(ctx, startupConfigOf(c, false))
+	rep := a.runDoctor(ctx, a.startupConfigOf(c, false))
 	if format == "json" {
 		if err := printJSON(a.stdout, rep); err != nil {
 			return hostErr(fmt.Errorf("doctor: writing the report: %w", err))

@@ -88,7 +88,7 @@ func (a *app) eval(c *cli.Context) error {
 		if c.NArg() > 0 || c.IsSet("metrics") || c.IsSet("tests") || c.IsSet("regression") || c.IsSet("thresholds") {
 			return invalidf("eval: --report takes no FILE.json, --metrics, --tests, --regression or --thresholds")
 		}
-		if ev, stored, err = a.evalReport(c.Context, c.String(flagDB), c.String("report"), dbOptions(c)); err != nil {
+		if ev, stored, err = a.evalReport(c.Context, c.String(flagDB), c.String("report"), a.dbOptions(c)); err != nil {
 			return err
 		}
 	} else {

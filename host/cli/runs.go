@@ -121,7 +121,7 @@ func (a *app) runsShow(c *cli.Context) error {
 		return err
 	}
 	defer pool.Close()
-	st, err := store.Open(c.Context, c.String(flagDB), dbOptions(c)...)
+	st, err := store.Open(c.Context, c.String(flagDB), a.dbOptions(c)...)
 	if err != nil {
 		return hostErr(err)
 	}

@@ -52,7 +52,7 @@ func (a *app) scorersSync(c *cli.Context) error {
 		return invalidf("scorers sync: takes no arguments, got %q", c.Args().Slice())
 	}
 	ctx := c.Context
-	cfg := startupConfigOf(c, true)
+	cfg := a.startupConfigOf(c, true)
 	_, explicit := schemaFile(c)
 	p := invariant.Load(ctx, cfg)
 	defer p.Close()

@@ -80,7 +80,7 @@ func (a *app) serve(c *cli.Context) error {
 	}
 	v := &serveVerifier{rt: rt, host: host, inProcess: c.Bool("in-process"), batchSize: c.Int("batch-size"), logger: logger}
 	cfg := server.Config{Store: rt.store, Verifier: v, Logger: logger, BodyLimit: c.Int64("max-body-mib") << 20,
-		RunsPerToken: c.Int("runs-per-token"), Ready: readyCheck(startupConfigOf(c, false))}
+		RunsPerToken: c.Int("runs-per-token"), Ready: readyCheck(a.startupConfigOf(c, false))}
 	cfg.Cockpit = cockpit.New(cockpit.Config{Store: rt.store, LoadPack: v.LoadPack, Logger: logger})
 	return a.listen(c.Context, c.String("addr"), server.New(cfg), c.Duration("shutdown-timeout"), logger)
 }

@@ -35,14 +35,14 @@ func (r *runtime) close() error {
 
 // startupConfigOf is where startup looks for the three places. With
 // createDB false, a SQLite file that does not exist yet is not created.
-func startupConfigOf(c *cli.Context, createDB bool) invariant.Config {
+func (a *app) startupConfigOf(c *cli.Context, createDB bool) invariant.Config {
 	path, _ := schemaFile(c)
 	return invariant.Config{
 		PluginDir:  pluginDir(c),
 		SchemaPath: path,
 		DSN:        c.String(flagDB),
 		CreateDB:   createDB,
-		DBOptions:  dbOptions(c),
+		DBOptions:  a.dbOptions(c),
 	}
 }
 
@@ -89,7 +89,7 @@ func schemaFile(c *cli.Context) (path string, explicit bool) {
 // every difference and the fixing command. With needDB false, a SQLite file
 // that does not exist yet is not created and the DB place is not checked.
 func (a *app) startup(c *cli.Context, needDB bool) (*runtime, error) {
-	rt, err := loadRuntime(c.Context, startupConfigOf(c, needDB))
+	rt, err := loadRuntime(c.Context, a.startupConfigOf(c, needDB))
 	if err != nil {
 		return nil, err
 	}

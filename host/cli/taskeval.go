@@ -128,7 +128,7 @@ func (a *app) taskEval(c *cli.Context) error {
 		return invalid(err)
 	}
 
-	runID, err := a.storeTaskEval(c.Context, c.String(flagDB), args.run, res, dbOptions(c))
+	runID, err := a.storeTaskEval(c.Context, c.String(flagDB), args.run, res, a.dbOptions(c))
 	if err != nil {
 		return err
 	}

@@ -111,3 +111,45 @@ func TestBlobKeysMigration(t *testing.T) {
 		})
 	}
 }
+
+// TestUpgradeNotice: opening a database that lacks migrations names them
+// to the notice before applying them, once; creating a database and
+// opening an up-to-date one give no notice.
+func TestUpgradeNotice(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := b.open(t)
+			var got [][]string
+			open := func() {
+				s, err := Open(ctx, dsn, WithUpgradeNotice(func(ms []string) { got = append(got, ms) }))
+				if err != nil {
+					t.Fatalf("Open() = %v", err)
+				}
+				s.Close()
+			}
+			open() // created: not an upgrade
+			if got != nil {
+				t.Fatalf("creating the database noticed %v", got)
+			}
+			s := openStore(t, dsn)
+			migrateOnlyTo(ctx, t, s, 10)
+			s.Close()
+			open()
+			open() // up to date
+			ms, err := migrations(s.dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var after10 []string // 011_blob_keys.sql and any later
+			for _, m := range ms {
+				if m.version > 10 {
+					after10 = append(after10, m.name)
+				}
+			}
+			if want := [][]string{after10}; !cmp.Equal(got, want) {
+				t.Errorf("notices = %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -126,6 +126,14 @@ func (s *Store) migrateTx(ctx context.Context, ms []migration, enum []string, sc
 			pending = append(pending, m)
 		}
 	}
+	if !created && len(pending) > 0 && s.upgrading != nil {
+		names := make([]string, len(pending))
+		for i, m := range pending {
+			names[i] = m.name
+		}
+		s.upgrading(names)
+		s.upgrading = nil // a Postgres script that fails is applied again one by one: one notice
+	}
 	if script && len(pending) > 1 {
 		if _, err := tx.ExecContext(ctx, s.migrationScript(pending)); err != nil {
 			return fmt.Errorf("%w: %w", errScript, err)

@@ -41,6 +41,9 @@ type Store struct {
 	dialect Dialect
 	now     func() time.Time
 	sq      *sqliteInserts // SQLite's prepared bulk inserts
+	// upgrading is told the migrations an existing database lacks, once
+	// (WithUpgradeNotice); nil after.
+	upgrading func(migrations []string)
 }
 
 // SQLite connection settings: WAL so readers never block the writer, a busy
@@ -64,6 +67,7 @@ type options struct {
 	openBudget  time.Duration
 	timeout     time.Duration // Postgres timeouts (WithTimeout)
 	timeoutSet  bool
+	upgrading   func(migrations []string) // WithUpgradeNotice
 }
 
 // WithScorerEnum makes a database that this Open creates start with ids as
@@ -73,6 +77,15 @@ type options struct {
 // (assay scorers sync does that). Empty ids leave the built-in set.
 func WithScorerEnum(ids []string) Option {
 	return func(o *options) { o.scorerEnum = ids }
+}
+
+// WithUpgradeNotice has Open call notice, before it applies them, with the
+// file names of the migrations an existing database lacks: an upgrade runs
+// once, but on a large database it can take minutes (011_blob_keys copies
+// the evidence table), and whoever waits should be told why. A database
+// Open creates is not an upgrade and gives no notice.
+func WithUpgradeNotice(notice func(migrations []string)) Option {
+	return func(o *options) { o.upgrading = notice }
 }
 
 // withSQLiteTimeouts sets the SQLite busy timeout and the total time Open
@@ -185,6 +198,7 @@ func (s *Store) start(ctx context.Context, o options) error {
 	if err := s.db.PingContext(ctx); err != nil {
 		return err
 	}
+	s.upgrading = o.upgrading
 	return s.migrate(ctx, o.scorerEnum)
 }
 
