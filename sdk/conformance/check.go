@@ -23,8 +23,12 @@ const (
 	CheckFailureTags   = "failure_tags"    // failed checks carry their KPI's tag, and it reaches the result
 	CheckUnsetKPIs     = "unset_kpis"      // a task setting none of the KPI keys is not a pass
 	CheckDeterministic = "deterministic"   // the same batch scores the same twice
-	CheckCancellation  = "cancellation"    // a cancelled context returns promptly
-	CheckConcurrency   = "concurrency"     // concurrent batches agree with a lone one
+	// CheckStreamedTextUnread runs only for a scorer that declares
+	// no_streamed_text: sent the streamed text, as a host before SDK 1.2
+	// does, it gives the results it gives without it.
+	CheckStreamedTextUnread = "streamed_text_unread"
+	CheckCancellation       = "cancellation" // a cancelled context returns promptly
+	CheckConcurrency        = "concurrency"  // concurrent batches agree with a lone one
 )
 
 // Prompt is how long a call may take after its context is cancelled.
@@ -178,10 +182,35 @@ func Check(ctx context.Context, c Client, cases ...*sdk.Case) Report {
 	} else {
 		add(CheckDeterministic, diffProblems("repeat", sent, first, second))
 	}
+	if d.NeedsPart(sdk.NeedNoStreamedText) {
+		add(CheckStreamedTextUnread, streamedTextProblems(ctx, c, d, cases, first))
+	}
 
 	add(CheckCancellation, cancelProblems(ctx, c, sent))
 	add(CheckConcurrency, concurrencyProblems(ctx, c, sent, first))
 	return rep
+}
+
+// streamedTextProblems scores cases as a host that does not know
+// no_streamed_text strips them, streamed text kept, and compares with
+// first: a scorer that declares the need but reads the text would score
+// differently without it, silently.
+func streamedTextProblems(ctx context.Context, c Client, d sdk.Description, cases []*sdk.Case, first []batchrun.Outcome) []string {
+	old := d
+	old.Needs = slices.DeleteFunc(slices.Clone(d.Needs), func(n sdk.Need) bool { return n == sdk.NeedNoStreamedText })
+	withText := make([]*sdk.Case, len(cases))
+	for i, cs := range cases {
+		withText[i] = scorerpb.StripCase(old, cs)
+	}
+	outs, err := score(ctx, c, withText)
+	if err != nil {
+		return []string{"with the streamed text: " + err.Error()}
+	}
+	p := diffProblems("with the streamed text", withText, first, outs)
+	if len(p) > 0 {
+		p = append(p, "it declares no_streamed_text but reads Turn.StreamedText: drop the need, or stop reading the text")
+	}
+	return p
 }
 
 func score(ctx context.Context, c Client, cases []*sdk.Case) ([]batchrun.Outcome, error) {

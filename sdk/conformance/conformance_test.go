@@ -26,6 +26,8 @@ type fake struct {
 	noResultTags bool   // leave Result.FailureTags empty
 	passUnset    bool   // pass a task that sets none of the KPI keys
 	ignoreCtx    bool   // score even when the context is done
+	noText       bool   // declare no_streamed_text
+	readsText    bool   // score lower when the turn carries streamed text
 }
 
 func (f fake) Describe() sdk.Description {
@@ -35,8 +37,15 @@ func (f fake) Describe() sdk.Description {
 			{Key: "tool_used", ValueType: sdk.Bool, FailureTag: "wrong_tool"},
 			{Key: "tools", ValueType: sdk.StringList, FailureTag: "wrong_tool"},
 		},
-		Needs: []sdk.Need{sdk.NeedTrace},
+		Needs: f.needs(),
 	}
+}
+
+func (f fake) needs() []sdk.Need {
+	if f.noText {
+		return []sdk.Need{sdk.NeedTrace, sdk.NeedNoStreamedText}
+	}
+	return []sdk.Need{sdk.NeedTrace}
 }
 
 func (f fake) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
@@ -52,6 +61,9 @@ func (f fake) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	}
 	if len(c.Turn.ToolCalls) > 0 && f.score == 0.5 && f.calls == nil {
 		s = 1
+	}
+	if f.readsText && c.Turn.StreamedText != "" {
+		s /= 2
 	}
 	ch := sdk.Check{KPI: f.checkKPI, Score: min(max(s, 0), 1), Passed: s == 1}
 	r := &sdk.Result{Score: s, Checks: []sdk.Check{ch}}
@@ -89,6 +101,9 @@ func TestCheck(t *testing.T) {
 		{"score out of range", fake{id: "fake_scorer", score: 1.5, checkKPI: "tool_used"}, []string{conformance.CheckScoresInRange}},
 		{"undeclared kpi", fake{id: "fake_scorer", score: 0.5, checkKPI: "latency"}, []string{conformance.CheckDeclaredKPIs}},
 		{"not deterministic", fake{id: "fake_scorer", checkKPI: "tool_used", calls: new(atomic.Int64)}, []string{conformance.CheckDeterministic, conformance.CheckConcurrency}},
+		{"declares no_streamed_text, reads none", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", noText: true}, nil},
+		{"declares no_streamed_text, reads it", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", noText: true, readsText: true},
+			[]string{conformance.CheckStreamedTextUnread}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,8 +121,12 @@ func TestCheck(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got, cmpSorted); diff != "" {
 				t.Errorf("Check(%s) failing checks (-want +got):\n%s\nreport: %+v", tt.name, diff, rep)
 			}
-			if len(rep) != 8 && len(tt.want) == 0 {
-				t.Errorf("Check(%s) ran %d checks, want 8", tt.name, len(rep))
+			checks := 8
+			if tt.s.Describe().NeedsPart(sdk.NeedNoStreamedText) {
+				checks++ // streamed_text_unread
+			}
+			if len(rep) != checks && len(tt.want) == 0 {
+				t.Errorf("Check(%s) ran %d checks, want %d", tt.name, len(rep), checks)
 			}
 		})
 	}
