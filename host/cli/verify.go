@@ -256,6 +256,11 @@ func (a *app) printReport(rep *verify.Report, format string) error {
 		for _, w := range rep.Warnings {
 			fmt.Fprintf(a.stdout, "warning: %s\n", w)
 		}
+		if n := len(rep.InputWarnings) + rep.InputWarningsOmitted; n == 1 {
+			fmt.Fprintln(a.stdout, "warning: the input had 1 warning (on stderr above; input_warnings in the JSON)")
+		} else if n > 1 {
+			fmt.Fprintf(a.stdout, "warning: the input had %d warnings (on stderr above; input_warnings in the JSON)\n", n)
+		}
 	}
 	for _, e := range rep.Errors {
 		fmt.Fprintf(a.stderr, "candidate %s (%s) not verified: %s\n", e.Candidate, e.Input, e.Error)
@@ -290,6 +295,9 @@ func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport
 	}
 	if len(cs.RetriedLabels) > 0 {
 		fmt.Fprintf(w, "  retried (unscored when recorded): %s\n", esc(strings.Join(cs.RetriedLabels, ", ")))
+	}
+	if len(cs.IgnoredLabels) > 0 {
+		fmt.Fprintf(w, "  ignored (not a task of the pack; neither scored nor recorded): %s\n", esc(strings.Join(cs.IgnoredLabels, ", ")))
 	}
 	printTurns(w, out.Results, cs.Epochs > 1)
 	sm := cs.Summary

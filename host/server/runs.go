@@ -45,6 +45,10 @@ type counts struct {
 	Missing         int `json:"missing"`
 	UnreadableTurns int `json:"unreadable_turns"`
 	NotVerified     int `json:"not_verified"`
+	// Ignored counts the turns whose label is not a task of the pack, and
+	// InputWarnings the input's warnings (the summary lists them).
+	Ignored       int `json:"ignored"`
+	InputWarnings int `json:"input_warnings"`
 }
 
 func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
@@ -228,8 +232,10 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	if u.Summary != nil {
 		var rep verify.Report
 		if err := json.Unmarshal(u.Summary, &rep); err == nil {
-			c := &counts{Candidates: len(rep.Candidates), UnreadableTurns: rep.UnreadableTurns, NotVerified: len(rep.Errors)}
+			c := &counts{Candidates: len(rep.Candidates), UnreadableTurns: rep.UnreadableTurns, NotVerified: len(rep.Errors),
+				InputWarnings: len(rep.InputWarnings) + rep.InputWarningsOmitted}
 			for _, cr := range rep.Candidates {
+				c.Ignored += cr.Ignored
 				c.Turns += cr.Summary.N
 				c.Unscored += cr.Summary.Unscored
 				c.Missing += cr.Summary.Missing

@@ -233,3 +233,39 @@ func TestServeShutdownInterrupts(t *testing.T) {
 		t.Errorf("interrupted run = %+v, want failed saying it resumes", v)
 	}
 }
+
+// TestServeCountsIgnoredTurns: an uploaded turn whose label is not a task of
+// the pack is not dropped silently: the run's counts say so, and the
+// summary names it and carries the input warning.
+func TestServeCountsIgnoredTurns(t *testing.T) {
+	f := newFixture(t, storetest.SQLite(t), nil)
+	f.putExamplePack()
+	turns := exampleTurns(t)
+	first, _, _ := bytes.Cut(turns, []byte("\n"))
+	var turn map[string]any
+	if err := json.Unmarshal(first, &turn); err != nil {
+		t.Fatal(err)
+	}
+	turn["label"] = "not_a_task_of_example"
+	extra, err := json.Marshal(turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns = append(append(bytes.TrimRight(turns, "\n"), '\n'), append(extra, '\n')...)
+	id, v := f.upload(turns)
+	if v.Status != "completed" || v.Counts == nil || v.Counts.Turns != 9 || v.Counts.Ignored != 1 || v.Counts.InputWarnings != 1 {
+		t.Fatalf("GET /v1/runs/%d = %+v, want completed, 9 turns, 1 ignored, 1 input warning", id, v.Counts)
+	}
+	_, body := f.do("GET", "/v1/runs/"+itoa(id)+"/summary", f.token, nil)
+	var rep verify.Report
+	if err := json.Unmarshal(body, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var ignored []string
+	for _, c := range rep.Candidates {
+		ignored = append(ignored, c.IgnoredLabels...)
+	}
+	if len(ignored) != 1 || ignored[0] != "not_a_task_of_example" || len(rep.InputWarnings) != 1 || rep.InputWarnings[0].Code != "run.unknown_label" {
+		t.Errorf("summary ignored %q, input warnings %+v; want not_a_task_of_example and its run.unknown_label warning", ignored, rep.InputWarnings)
+	}
+}

@@ -233,6 +233,10 @@ type Outcome struct {
 	// Retried lists, sorted, the turns recorded before as unscored that
 	// were scored again.
 	Retried []string
+	// Ignored lists, sorted, the input's turns whose label is not a task of
+	// the pack: they are neither scored nor recorded, and say so
+	// (CandidateReport.Ignored, the verdict's reasons).
+	Ignored []string
 	Results []TurnResult // in pack task order, missing tasks included
 	Summary score.Summary
 	// Diagnostics are the run's input problems: warnings (unknown labels,
@@ -306,6 +310,8 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 		return nil, err
 	}
 	out.Diagnostics = append(stream.unknown, out.Diagnostics...)
+	out.Ignored = stream.ignored
+	sort.Strings(out.Ignored)
 	sort.Strings(out.Rescored)
 	sort.Strings(out.Retried)
 
@@ -370,6 +376,7 @@ type turnStream struct {
 	r       *specReader // the turns file, when indexed
 	taken   int
 	unknown diag.List
+	ignored []string // the turns not of a task of the pack, by turnName
 }
 
 func (e *Engine) turnsOf(in *Input) (*turnStream, error) {
@@ -400,6 +407,7 @@ func (s *turnStream) known(ts *TurnSpec) bool {
 	if _, ok := s.e.tasks[ts.Label]; ok {
 		return true
 	}
+	s.ignored = append(s.ignored, turnName(ts.key()))
 	s.unknown = append(s.unknown, diag.Warnf(ts.Pos, "run.unknown_label",
 		"candidate %s: turn %q is not a task of pack %s; ignored%s", s.in.Candidate, ts.Label, s.e.cfg.Pack.Name(), s.e.didYouMean(ts.Label)))
 	return false

@@ -74,6 +74,9 @@ func TestUnknownLabelDidYouMean(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unknown-label warnings (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff([]string{"nothing_like_any_task", "task-create-release-blocker"}, out.Ignored); diff != "" {
+		t.Errorf("Outcome.Ignored (-want +got):\n%s", diff)
+	}
 }
 
 func TestNearestLabel(t *testing.T) {

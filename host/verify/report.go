@@ -49,6 +49,13 @@ type Report struct {
 	// scorers' host (a scorer that started only with AutoMTLS,
 	// docs/plugins.md "The connection"); absent when there is none.
 	Warnings []string `json:"warnings,omitempty"`
+	// InputWarnings are the warnings about the run's input, with their
+	// positions (a turn whose label is not a task of the pack, a run's
+	// listed turn without its trace, an OTLP trace without a label): the
+	// first MaxInputWarnings of them, in the order found; absent when there
+	// is none. InputWarningsOmitted counts the ones left out.
+	InputWarnings        []diag.Diagnostic `json:"input_warnings,omitempty"`
+	InputWarningsOmitted int               `json:"input_warnings_omitted,omitempty"`
 	// Diagnostics are every input problem found, warnings included; they
 	// were also passed to Request.Diagnostics as they were found.
 	Diagnostics diag.List `json:"-"`
@@ -69,6 +76,10 @@ type FiredCriterion struct {
 	// fired, and not known to be clear either.
 	Error string `json:"error,omitempty"`
 }
+
+// MaxInputWarnings caps Report.InputWarnings, so that an input with a
+// warning on every turn does not grow the report with the run.
+const MaxInputWarnings = 100
 
 // SummarySchemaVersion is the summary.json layout this assay writes: it
 // changes when a field is removed or changes meaning (docs/verify.md), not
@@ -92,6 +103,11 @@ type CandidateReport struct {
 	// names them.
 	Retried       int      `json:"retried"`
 	RetriedLabels []string `json:"retried_labels"`
+	// Ignored counts the turns of the candidate's input whose label is not
+	// a task of the pack: they were neither scored nor recorded.
+	// IgnoredLabels names them (label, or label.epoch for a later epoch).
+	Ignored       int      `json:"ignored"`
+	IgnoredLabels []string `json:"ignored_labels"`
 	// Paired is the comparison with the baseline, task by task; nil without
 	// a baseline and for the baseline itself.
 	Paired  *score.Paired `json:"paired,omitempty"`

@@ -209,6 +209,15 @@ func (r *runner) diagnose(ds diag.List) {
 		return
 	}
 	r.rep.Diagnostics = append(r.rep.Diagnostics, ds...)
+	for _, d := range ds {
+		switch {
+		case d.Severity != diag.Warning:
+		case len(r.rep.InputWarnings) < MaxInputWarnings:
+			r.rep.InputWarnings = append(r.rep.InputWarnings, d)
+		default:
+			r.rep.InputWarningsOmitted++
+		}
+	}
 	if r.req.Diagnostics != nil {
 		r.req.Diagnostics(ds)
 	}
@@ -315,7 +324,8 @@ func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error
 	r.rep.UnreadableTurns += len(out.Diagnostics.Errors())
 	c := &CandidateReport{Summary: out.Summary, RunID: out.RunID, Reused: out.Reused,
 		Rescored: len(out.Rescored), RescoredLabels: nonNil(out.Rescored),
-		Retried: len(out.Retried), RetriedLabels: nonNil(out.Retried)}
+		Retried: len(out.Retried), RetriedLabels: nonNil(out.Retried),
+		Ignored: len(out.Ignored), IgnoredLabels: nonNil(out.Ignored)}
 	var regressions []string
 	if out.Candidate == r.req.Baseline {
 		r.baseline, r.baseUnits = taskScores(out.Results), r.eng.units(in)

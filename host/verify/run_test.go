@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -245,5 +246,53 @@ func TestEmptyTurnsFileIsInvalid(t *testing.T) {
 	var ie *InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "no turns") {
 		t.Errorf("Run(empty turns file) = %v, want an *InputError saying it holds no turns", err)
+	}
+}
+
+// TestIgnoredTurnsWarn: a turn of the input whose label is not a task of the
+// pack is never silently dropped: the verdict says how many and which.
+func TestIgnoredTurnsWarn(t *testing.T) {
+	t.Parallel()
+	sum := score.Summary{MeanScore: 1, Gates: score.Gates{Passed: true}}
+	ok := TurnResult{Label: "a", Status: score.StatusScored, KPIScore: fp(1), TurnScore: fp(1)}
+	for _, tt := range []struct {
+		ignored []string
+		want    verdict.Verdict
+		reasons []string
+	}{
+		{nil, verdict.Pass, []string{}},
+		{[]string{"b"}, verdict.PassWithWarnings, []string{"1 turn ignored: not a task of the pack (b)"}},
+		{[]string{"b", "c", "d", "e", "f", "g.2", "h"}, verdict.PassWithWarnings,
+			[]string{"7 turns ignored: not a task of the pack (b, c, d, e, f and 2 more)"}},
+	} {
+		got := runVerdict(&Outcome{Candidate: "c", Results: []TurnResult{ok}, Summary: sum, Ignored: tt.ignored}, nil, nil)
+		if got.Verdict != tt.want || !cmp.Equal(got.Reasons, tt.reasons) {
+			t.Errorf("runVerdict(ignored %q) = %s %q, want %s %q", tt.ignored, got.Verdict, got.Reasons, tt.want, tt.reasons)
+		}
+	}
+}
+
+// TestInputWarningsCapped: the report keeps the first MaxInputWarnings
+// input warnings with their positions and counts the rest, so a warning on
+// every turn of a large run neither grows the report nor goes unsaid;
+// errors are not input warnings (they are unreadable turns).
+func TestInputWarningsCapped(t *testing.T) {
+	t.Parallel()
+	r := &runner{rep: &Report{}}
+	var ds diag.List
+	for i := range MaxInputWarnings + 50 {
+		ds = append(ds, diag.Warnf(diag.Pos{File: "turns.ndjson", Line: i + 1}, "run.unknown_label", "turn %d", i))
+	}
+	r.diagnose(ds[:10])
+	r.diagnose(diag.List{diag.Errorf(diag.Pos{File: "x"}, "run.read", "unreadable")})
+	r.diagnose(ds[10:])
+	if got := len(r.rep.InputWarnings); got != MaxInputWarnings {
+		t.Errorf("len(InputWarnings) = %d, want %d", got, MaxInputWarnings)
+	}
+	if r.rep.InputWarningsOmitted != 50 {
+		t.Errorf("InputWarningsOmitted = %d, want 50", r.rep.InputWarningsOmitted)
+	}
+	if first, last := r.rep.InputWarnings[0], r.rep.InputWarnings[MaxInputWarnings-1]; first.Pos.Line != 1 || last.Pos.Line != MaxInputWarnings {
+		t.Errorf("InputWarnings run from line %d to %d, want 1 to %d (the first ones, in order)", first.Pos.Line, last.Pos.Line, MaxInputWarnings)
 	}
 }

@@ -12,7 +12,8 @@ import (
 // fields of an evaluation (`assay eval --report` reads it back as one) and
 // follows the candidate's gates: gates failed is FAIL (BLOCKED when no turn
 // was scored); gates passed is PASS, or PASS_WITH_WARNINGS when a check
-// failed, a turn was unscored or missing, or the candidate regressed against
+// failed, a turn was unscored or missing, a turn of the input was ignored
+// (its label is not a task of the pack), or the candidate regressed against
 // the baseline: the paired comparison's interval lies entirely below
 // -regression_min_delta (docs/scoring.md). Per-task regressions are listed
 // in Regressions, labelled as such, and alone do not make a warning. Score
@@ -51,6 +52,10 @@ func runVerdict(out *Outcome, regressions []string, paired *score.Paired) RunVer
 	if sum.Missing > 0 {
 		add(fmt.Sprintf("%d pack %s missing", sum.Missing, plural(sum.Missing, "task", "tasks")),
 			"Run the missing pack tasks.")
+	}
+	if n := len(out.Ignored); n > 0 {
+		add(fmt.Sprintf("%d %s ignored: not a task of the pack (%s)", n, plural(n, "turn", "turns"), listSome(out.Ignored, 5)),
+			"Fix the ignored turns' labels, or verify them against the pack that has their tasks.")
 	}
 	if paired != nil && paired.Regression {
 		reason := fmt.Sprintf("regression against baseline %s: mean paired delta %.3f, 95%% interval [%.3f, %.3f] over %d %s, entirely below %.3f",
@@ -98,6 +103,14 @@ func runEvidence(out *Outcome, regressions []string) verdict.RunEvidence {
 		ev.MeanKPIScore = kpiSum / float64(ev.TasksScored)
 	}
 	return ev
+}
+
+// listSome joins the first max names, saying how many more there are.
+func listSome(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
 }
 
 func plural(n int, one, many string) string {
