@@ -37,3 +37,7 @@ func ValidateSource(file string, src []byte, opts Options) (s *Summary, list dia
 	}
 	return &Summary{SHA256: p.SHA256, Tasks: tasks}, list, len(p.Tasks)
 }
+
+// ValidateOffHeap is Validate reading any non-empty regular file off the
+// heap where the platform allows it.
+func ValidateOffHeap(path string, opts Options) (*Summary, diag.List) { return validate(path, opts, 1) }

@@ -40,10 +40,23 @@ type Summary struct {
 // TaskChecker: each task is checked as it is decoded, then dropped. The
 // summary is nil when any diagnostic is an error.
 func Validate(path string, opts Options) (*Summary, diag.List) {
-	src, list := read(path)
+	return validate(path, opts, offHeapMin)
+}
+
+// validate is Validate, reading a pack of at least offHeap bytes off the
+// heap when it can.
+func validate(path string, opts Options, offHeap int) (*Summary, diag.List) {
+	// When the tasks are streamed nothing Validate returns or hands the
+	// checks shares the source's memory, so a large one is kept off the heap
+	// and freed on return (readOffHeap).
+	if !streams(opts.Checks) {
+		offHeap = -1
+	}
+	src, free, list := readSource(path, offHeap)
 	if list != nil {
 		return nil, list
 	}
+	defer free()
 	p, tasks, list, _ := parseWith(path, src, opts, true, true)
 	if p == nil {
 		return nil, list
@@ -53,29 +66,51 @@ func Validate(path string, opts Options) (*Summary, diag.List) {
 
 // read reads the pack at path, refusing a file over MaxSize before reading it.
 func read(path string) ([]byte, diag.List) {
+	src, _, list := readSource(path, -1)
+	return src, list
+}
+
+// offHeapMin is the smallest pack Validate reads off the heap: below it the
+// heap's share is small and the mapping's system calls are not worth it.
+const offHeapMin = 1 << 20
+
+// readSource is read; a regular file of at least offHeap bytes (when that
+// is not negative) is read outside the Go heap (readOffHeap). free releases
+// the source, which must not be used after; it is a no-op for one on the
+// heap, and is set whenever the list is nil.
+func readSource(path string, offHeap int) (src []byte, free func(), list diag.List) {
 	start := diag.Pos{File: path, Line: 1, Col: 1}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeIO, "reading pack: %v", unwrapPath(err))}
+		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeIO, "reading pack: %v", unwrapPath(err))}
 	}
 	defer f.Close()
 	var size int64
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		if fi.Size() > MaxSize {
-			return nil, diag.List{tooLarge(start, fi.Size())}
+			return nil, nil, diag.List{tooLarge(start, fi.Size())}
 		}
 		size = fi.Size()
 	}
+	if offHeap >= 0 && size >= int64(offHeap) {
+		if src, free, ok := readOffHeap(f, int(size)); ok {
+			return src, free, nil
+		}
+		// Not possible, or the file changed size: read it as always.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeIO, "reading pack: %v", unwrapPath(err))}
+		}
+	}
 	buf := bytes.NewBuffer(make([]byte, 0, size+512))
 	_, err = buf.ReadFrom(io.LimitReader(f, MaxSize+1))
-	src := buf.Bytes()
+	src = buf.Bytes()
 	if err != nil {
-		return nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeIO, "reading pack: %v", unwrapPath(err))}
+		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeIO, "reading pack: %v", unwrapPath(err))}
 	}
 	if len(src) > MaxSize {
-		return nil, diag.List{tooLarge(start, int64(len(src)))}
+		return nil, nil, diag.List{tooLarge(start, int64(len(src)))}
 	}
-	return src, nil
+	return src, func() {}, nil
 }
 
 func unwrapPath(err error) error {
@@ -156,7 +191,10 @@ func parse(file string, src []byte, opts Options, c *collector, split, stream bo
 		}
 	}
 	sum := sha256.Sum256(src)
-	p.Path, p.SHA256, p.Source = file, hex.EncodeToString(sum[:]), src
+	p.Path, p.SHA256 = file, hex.EncodeToString(sum[:])
+	if ts == nil {
+		p.Source = src // not for the streamed checks: the source may be freed when Validate returns
+	}
 	// The checks run whatever else is wrong, on what decoded, so that one
 	// run reports every problem (docs/cli.md, "Every pack problem at once").
 	tasks := len(p.Tasks)

@@ -38,7 +38,7 @@ type TaskChecker interface {
 }
 
 // TaskCheck checks one pack: CheckTask is given each task that decoded, in
-// order, and CheckRest, once, the pack without its tasks.
+// order, and CheckRest, once, the pack without its tasks and its Source.
 type TaskCheck interface {
 	CheckTask(t *Task) diag.List
 	CheckRest(p *Pack) diag.List

@@ -10,6 +10,17 @@ type taskStream struct {
 	tasks  int
 }
 
+// streams reports whether Validate streams the tasks to checks: whether
+// every one is a TaskChecker.
+func streams(checks []Check) bool {
+	for _, chk := range checks {
+		if _, ok := chk.(TaskChecker); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // newTaskStream returns nil, for the tasks to be kept and the checks run on
 // the whole pack, unless stream is set and every check is a TaskChecker.
 func newTaskStream(checks []Check, stream bool) *taskStream {

@@ -43,6 +43,48 @@ func TestValidateSameAsLoad(t *testing.T) {
 	}
 }
 
+// TestValidateOffHeapSameAsParse validates every pack of the corpus from a
+// file read outside the Go heap (as Validate reads a large pack, then frees
+// it): the diagnostics, the verdict, the hash and the task count must be
+// Parse's, with the streamed checks and with one that needs the whole pack
+// (which makes Validate read onto the heap).
+func TestValidateOffHeapSameAsParse(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for i, in := range pack.SplitInputs(t) {
+		path := filepath.Join(dir, fmt.Sprintf("p%d.yaml", i))
+		if err := os.WriteFile(path, in.Src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, opts := range []pack.Options{
+			{Scorers: pack.TestCatalog(), Checks: []pack.Check{kpi.NewChecker()}},
+			{Checks: []pack.Check{wholePack{kpi.NewChecker()}}},
+		} {
+			p, want := pack.Parse(path, in.Src, opts)
+			got, list := pack.ValidateOffHeap(path, opts)
+			if diff := cmp.Diff(want, list); diff != "" {
+				t.Errorf("%s: ValidateOffHeap's diagnostics differ from Parse's (-Parse +Validate):\n%s", in.Name, diff)
+			}
+			if (p == nil) != (got == nil) {
+				t.Fatalf("%s: ValidateOffHeap valid = %v, Parse valid = %v (%v)", in.Name, got != nil, p != nil, want)
+			}
+			if p != nil && (got.SHA256 != p.SHA256 || got.Tasks != len(p.Tasks)) {
+				t.Errorf("%s: ValidateOffHeap = %+v, want sha256 %s and %d tasks", in.Name, got, p.SHA256, len(p.Tasks))
+			}
+		}
+	}
+}
+
+// wholePack is a Check that is not a TaskChecker.
+type wholePack struct{ c pack.Check }
+
+func (w wholePack) CheckPack(p *pack.Pack) diag.List {
+	if len(p.Source) == 0 {
+		return diag.List{diag.Errorf(diag.Pos{File: p.Path}, "test.source", "CheckPack got no source")}
+	}
+	return w.c.CheckPack(p)
+}
+
 func checkValidateSame(t *testing.T, name string, src []byte, opts pack.Options) {
 	t.Helper()
 	p, want := pack.Parse("p.yaml", src, opts)
