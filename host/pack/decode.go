@@ -40,11 +40,15 @@ type decoder struct {
 	schema     *Schema
 	opts       Options
 	c          *collector
-	lineStarts []int32 // a pack is at most MaxSize bytes
-	runesLine  int
-	runes      []rune
-	asciiLine  int // the line asciiUpTo describes
-	asciiUpTo  int // the byte offset of the first non-ASCII byte of asciiLine, or its length
+	lineStarts []int32 // of every lineStride-th line; a pack is at most MaxSize bytes
+	lines      int     // the source's lines
+	// The line lineBytes was last asked for, where it starts, and its text.
+	cursorLine, cursorStart int
+	cursorText              []byte
+	runesLine               int
+	runes                   []rune
+	asciiLine               int // the line asciiUpTo describes
+	asciiUpTo               int // the byte offset of the first non-ASCII byte of asciiLine, or its length
 	// When the pack is read task by task (split.go): where the tasks are,
 	// the node standing for the tasks' list, and whether a task could not be
 	// read that way.
@@ -117,9 +121,11 @@ func (d *decoder) pack(root *node) *Pack {
 	return p
 }
 
+// labelUse is where a label was first used: the task's index and the
+// label's line, all a duplicate's message names (a pack has at most
+// MaxSize lines and tasks).
 type labelUse struct {
-	index int
-	pos   diag.Pos
+	index, line int32
 }
 
 func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []string, labels map[string]labelUse) *Task {
@@ -132,9 +138,9 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 		if s, ok := d.str(lv, path+".label"); ok {
 			t.Label = s
 			if prev, dup := labels[s]; dup {
-				d.errf(lv.pos, CodeDupLabel, "", "%s.label: %q is already the label of tasks[%d] (line %d)", path, clip(s), prev.index, prev.pos.Line)
+				d.errf(lv.pos, CodeDupLabel, "", "%s.label: %q is already the label of tasks[%d] (line %d)", path, clip(s), prev.index, prev.line)
 			} else {
-				labels[s] = labelUse{i, lv.pos}
+				labels[s] = labelUse{int32(i), int32(lv.pos.Line)}
 			}
 		}
 	}
@@ -515,26 +521,48 @@ func dashCol[T byte | rune](line []T, end int) int {
 	return 0
 }
 
+// lineStride is how many lines apart the decoder keeps the start of a
+// line: lineBytes finds the ones between with a scan, which costs less than
+// an index of every line of a large pack (docs/performance.md, "Packs").
+const lineStride = 16
+
 // lineBytes is line n (1-based) of the source without its line break; it
 // shares the source's memory.
 func (d *decoder) lineBytes(n int) ([]byte, bool) {
 	if d.lineStarts == nil {
-		d.lineStarts = make([]int32, 1, bytes.Count(d.src, []byte{'\n'})+1)
+		d.lines = bytes.Count(d.src, []byte{'\n'}) + 1
+		d.lineStarts = make([]int32, 1, (d.lines+lineStride-1)/lineStride)
+		line := 1
 		for i, b := range d.src {
 			if b == '\n' {
-				d.lineStarts = append(d.lineStarts, int32(i+1))
+				if line++; (line-1)%lineStride == 0 {
+					d.lineStarts = append(d.lineStarts, int32(i+1))
+				}
 			}
 		}
 	}
-	if n < 1 || n > len(d.lineStarts) {
+	if n < 1 || n > d.lines {
 		return nil, false
 	}
-	start := int(d.lineStarts[n-1])
-	end := len(d.src)
-	if n < len(d.lineStarts) {
-		end = int(d.lineStarts[n]) - 1
+	if n == d.cursorLine {
+		return d.cursorText, true // a long line is not searched again for its end
 	}
-	return bytes.TrimSuffix(d.src[start:end], []byte{'\r'}), true
+	// From the nearest kept start, or from the line last asked for when
+	// that is nearer (the lines of a task are asked for in order).
+	at, start := 1+(n-1)/lineStride*lineStride, int(d.lineStarts[(n-1)/lineStride])
+	if d.cursorLine > at && d.cursorLine <= n {
+		at, start = d.cursorLine, d.cursorStart
+	}
+	for ; at < n; at++ {
+		start += bytes.IndexByte(d.src[start:], '\n') + 1
+	}
+	end := len(d.src)
+	if j := bytes.IndexByte(d.src[start:], '\n'); j >= 0 {
+		end = start + j
+	}
+	d.cursorLine, d.cursorStart = n, start
+	d.cursorText = bytes.TrimSuffix(d.src[start:end], []byte{'\r'})
+	return d.cursorText, true
 }
 
 // lineRunes is line n as runes; the last line asked for is cached, as list

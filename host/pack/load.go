@@ -259,7 +259,7 @@ func decodeSplit(file string, src []byte, schema *Schema, opts Options, c *colle
 		tv.y.Value != "" || tv.y.Tag != "!!null" {
 		return nil
 	}
-	seq := &node{kind: kSeq, pos: diag.Pos{File: file, Line: sp.chunks[0].line, Col: sp.indent + 1}, size: 1}
+	seq := &node{kind: kSeq, pos: diag.Pos{File: file, Line: int(sp.chunks[0].line), Col: sp.indent + 1}, size: 1}
 	for i := range root.keys {
 		if root.items[i] == tv {
 			root.items[i] = seq

@@ -38,10 +38,11 @@ type taskSplit struct {
 	skeleton []byte  // the source with the chunks' lines left empty
 }
 
-// chunk is one task's lines: src[start:end], starting at line.
+// chunk is one task's lines: src[start:end], starting at line (a pack is
+// at most MaxSize bytes).
 type chunk struct {
-	start, end int
-	line       int
+	start, end int32
+	line       int32
 }
 
 // splitTasks finds the tasks of src, or reports that they cannot be read
@@ -56,7 +57,7 @@ func splitTasks(src []byte) (*taskSplit, bool) {
 	openLine := 0
 	closeChunk := func(at int) {
 		if open >= 0 {
-			sp.chunks = append(sp.chunks, chunk{start: open, end: at, line: openLine})
+			sp.chunks = append(sp.chunks, chunk{start: int32(open), end: int32(at), line: int32(openLine)})
 			open = -1
 		}
 	}
@@ -142,8 +143,8 @@ func isTasksKey(text []byte) bool {
 // blankChunks copies src with the chunks' lines emptied, their line breaks
 // kept.
 func blankChunks(src []byte, chunks []chunk) []byte {
-	out := make([]byte, 0, len(src)-chunks[len(chunks)-1].end+chunks[0].start+len(chunks)*8)
-	prev := 0
+	out := make([]byte, 0, len(src)-int(chunks[len(chunks)-1].end)+int(chunks[0].start)+len(chunks)*8)
+	var prev int32
 	for _, ch := range chunks {
 		out = append(out, src[prev:ch.start]...)
 		for _, b := range src[ch.start:ch.end] {
@@ -264,7 +265,7 @@ func (d *decoder) parseTasks(out []parsedTask, from int) {
 	for j, y := range seq.Content {
 		c := &collector{}
 		b := newBuilder(d.file, c)
-		b.lineOff = first.line - 1
+		b.lineOff = int(first.line) - 1
 		item := b.build(y)
 		if b.anchored || b.stopped {
 			clear(out)
