@@ -44,6 +44,32 @@ type contribution struct {
 
 // scalarPos maps a string scalar back to the source it was read from.
 func (d *decoder) scalarPos(n *node) ScalarPos {
+	if sp, ok := d.oneLinePlain(n); ok {
+		return sp
+	}
+	return d.scalarPosFull(n)
+}
+
+// oneLinePlain is scalarPos for the usual CEL expression: a plain scalar
+// without properties that is the rest of its line, after an ASCII prefix
+// (so columns are bytes). Its position is its start and nothing more, as
+// scalarPosFull finds (TestScalarPosFastSame).
+func (d *decoder) oneLinePlain(n *node) (ScalarPos, bool) {
+	y := n.y
+	if y.Kind != yaml.ScalarNode || styleOf(y) != Plain {
+		return ScalarPos{}, false
+	}
+	line, ok := d.lineBytes(n.pos.Line)
+	c := n.pos.Col - 1
+	if !ok || c < 0 || c >= len(line) || c > d.asciiPrefix(n.pos.Line, line) || line[c] == '!' || line[c] == '&' ||
+		string(line[c:]) != y.Value {
+		return ScalarPos{}, false
+	}
+	return ScalarPos{Pos: n.pos, Style: Plain}, true
+}
+
+// scalarPosFull is scalarPos for any scalar.
+func (d *decoder) scalarPosFull(n *node) ScalarPos {
 	y := n.y
 	sp := ScalarPos{Pos: n.pos, Style: styleOf(y)}
 	if y.Kind != yaml.ScalarNode {

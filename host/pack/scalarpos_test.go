@@ -150,3 +150,59 @@ func TestCELPositions(t *testing.T) {
 		t.Errorf("MessagePos.At(turn) = %v, want %v", got, want)
 	}
 }
+
+// TestScalarPosFastSame checks that scalarPos's shortcut for one-line plain
+// scalars, wherever it applies, gives what the full mapping gives, on every
+// string of every pack of TestSplitSameAsWhole's corpus and some edge cases,
+// and that it applies to the generated pack's CEL expressions.
+func TestScalarPosFastSame(t *testing.T) {
+	t.Parallel()
+	inputs := splitInputs(t)
+	for _, src := range []string{
+		"x: a b\n", "x: !!str a\n", "x: &a b\n", "x: a # c\n", "x: a\n  b\n", "x: é a\n", "é: a\n", "x: a é\n",
+		"x:\ta\n", "x: a\r\n", "- x: a\n", "x: [a, b]\n", "x: {y: a}\n", "x: a \n", "x: 'a'\n", "x: >\n  a\n",
+	} {
+		inputs = append(inputs, splitInput{name: src, src: []byte(src)})
+	}
+	applied := 0
+	for _, in := range inputs {
+		c := &collector{}
+		doc, ok := parseYAML("p.yaml", in.src, c)
+		if !ok {
+			continue
+		}
+		b := newBuilder("p.yaml", c)
+		root := b.build(doc)
+		if b.stopped {
+			continue
+		}
+		d := &decoder{file: "p.yaml", src: in.src, c: c}
+		var walk func(n *node)
+		walk = func(n *node) {
+			if n == nil {
+				return
+			}
+			if n.kind == kString && n.y != nil {
+				if got, ok := d.oneLinePlain(n); ok {
+					applied++
+					if want := d.scalarPosFull(n); !cmp.Equal(want, got) {
+						t.Errorf("%s: line %d: oneLinePlain = %+v, scalarPosFull = %+v", in.name, n.pos.Line, got, want)
+					}
+				}
+			}
+			for _, it := range n.items {
+				walk(it)
+			}
+		}
+		walk(root)
+	}
+	if applied == 0 {
+		t.Fatal("oneLinePlain applied to no scalar of the corpus")
+	}
+	d := &decoder{file: "g.yaml", src: []byte("x: turn.finalized && !turn.error\n")}
+	doc, _ := parseYAML("g.yaml", d.src, &collector{})
+	_, v := newBuilder("g.yaml", &collector{}).build(doc).get("x")
+	if _, ok := d.oneLinePlain(v); !ok {
+		t.Error("oneLinePlain does not apply to a plain one-line CEL expression")
+	}
+}
