@@ -1,13 +1,19 @@
 package verify
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"math"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assay-eval/assay/host/score"
 	"github.com/assay-eval/assay/host/verdict"
+	"github.com/assay-eval/assay/pkg/scorer"
 )
 
 // fullCandidate is a candidate report with every field set.
@@ -101,5 +107,50 @@ func BenchmarkFinishedCandidate(b *testing.B) {
 		if _, ok := encodeCandidate(&c); !ok {
 			b.Fatal("not encoded")
 		}
+	}
+}
+
+// TestRunReturnsCandidatesAsBuilt: the report Run returns holds each
+// candidate's report as it was built and handed to OnCandidate, and its
+// summary.json is what the reports as built encode to (a line that is not
+// UTF-8 is refused before, so TestFinishedCandidates covers that case).
+func TestRunReturnsCandidatesAsBuilt(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	names := []string{"c1", "c2", "c3"}
+	for _, c := range names {
+		for k := range 5 {
+			b.WriteString(turnLine(c, fmt.Sprintf("t%d", k), 0) + "\n")
+		}
+	}
+	path := filepath.Join(t.TempDir(), "turns.jsonl")
+	writeFile(t, path, b.String())
+	p := onePack([3]string{"t0", "s", "k"}, [3]string{"t1", "s", "k"}, [3]string{"t2", "s", "k"}, [3]string{"t3", "s", "k"}, [3]string{"t4", "s", "k"})
+	var built []CandidateReport
+	rep, err := Run(context.Background(), Request{
+		Engine:      Config{Pack: p, Scorers: constScorer{}, Descriptions: map[scorer.ID]scorer.Description{"s": {ID: "s"}}},
+		TurnsFile:   path,
+		OnCandidate: func(_ *Outcome, c *CandidateReport) { built = append(built, *c) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(built) != len(names) {
+		t.Fatalf("OnCandidate was called %d times, want %d", len(built), len(names))
+	}
+	if diff := cmp.Diff(built, rep.Candidates); diff != "" {
+		t.Errorf("Run's candidates (-as built +returned):\n%s", diff)
+	}
+	var got, want bytes.Buffer
+	if err := rep.WriteJSON(&got); err != nil {
+		t.Fatal(err)
+	}
+	asBuilt := *rep
+	asBuilt.Candidates = built
+	if err := asBuilt.WriteJSON(&want); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("summary.json of Run's report differs from the reports as built:\n%s\nwant\n%s", got.String(), want.String())
 	}
 }
