@@ -303,3 +303,33 @@ func TestKillCriterionRuntimeError(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckKillWithoutCriteriaReadsNoHistory: a pack without kill criteria
+// has nothing to evaluate, so CheckKill (run at the end of every verify)
+// does not read the run history, which grows with every run recorded
+// against the pack (docs/performance.md, "Flat memory"). A history row that
+// does not decode shows it: with a criterion it is an error, without none
+// is read.
+func TestCheckKillWithoutCriteriaReadsNoHistory(t *testing.T) {
+	eachBackend(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		with := loadTestPack(t)
+		src := testPack[:strings.Index(testPack, "kill_criteria:")]
+		without, ds := pack.Parse("p.yaml", []byte(src), pack.Options{})
+		if ds.HasErrors() {
+			t.Fatal(ds)
+		}
+		without.SHA256 = with.SHA256 // the same history
+		verifyOnce(t, st, with, "cand", 0.9, true)
+		if _, err := st.DB().ExecContext(ctx, `UPDATE company_eval_run_history SET report = 'not json'`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := CheckKill(ctx, st, with, nil); err == nil {
+			t.Fatal("CheckKill with a kill criterion over an unreadable history: no error, want one (the history is read)")
+		}
+		states, err := CheckKill(ctx, st, without, []string{"cand"})
+		if err != nil || states == nil || len(states) != 0 {
+			t.Errorf("CheckKill without kill criteria = %#v, %v; want no states and no error (no history read)", states, err)
+		}
+	})
+}

@@ -62,7 +62,7 @@ type Engine struct {
 	files     fileCache
 	tasks     map[string]*taskInfo
 	upstreams map[string][]scorer.ID // label of a task whose scorer needs upstream results -> its upstream scorers
-	gzips     sync.Pool              // *gzip.Writer, reused to compress evidence
+	gzips     gzipPool               // the writers evidence is compressed with
 	blobSnaps blobSnapshots          // snapshots parsed from stored evidence
 }
 
@@ -91,7 +91,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	e := &Engine{cfg: cfg, tasks: map[string]*taskInfo{}, upstreams: map[string][]scorer.ID{}}
+	e := &Engine{cfg: cfg, tasks: map[string]*taskInfo{}, upstreams: map[string][]scorer.ID{}, gzips: newGzipPool(cfg.Workers)}
 	shared := newWireShare(cfg.Pack)
 	for i, t := range cfg.Pack.Tasks {
 		w, err := shared.task(t)

@@ -26,20 +26,47 @@ type evidenceTee struct {
 	zw   *gzip.Writer
 	buf  bytes.Buffer
 	n    int64
-	pool *sync.Pool
+	pool *gzipPool
 }
 
 func (e *Engine) newEvidenceTee(src io.Reader, keep bool) *evidenceTee {
 	t := &evidenceTee{src: src, h: sha256.New(), pool: &e.gzips}
 	if keep {
-		if zw, ok := e.gzips.Get().(*gzip.Writer); ok {
-			zw.Reset(&t.buf)
-			t.zw = zw
-		} else {
-			t.zw, _ = gzip.NewWriterLevel(&t.buf, gzip.BestSpeed)
-		}
+		t.zw = e.gzips.get(&t.buf)
 	}
 	return t
+}
+
+// gzipPool keeps the gzip writers evidence is compressed with, at most as
+// many as the engine's workers use at once. A writer is about 1 MB (the
+// compressor's tables), and a sync.Pool, emptied by every collection or
+// two, dropped them whenever a candidate's turns paused between passes: the
+// next candidate allocated them all again at once, the largest peaks of the
+// heap of a run of many candidates (docs/performance.md, "Flat memory").
+type gzipPool struct {
+	free chan *gzip.Writer // nil: no writer is kept
+}
+
+func newGzipPool(n int) gzipPool { return gzipPool{free: make(chan *gzip.Writer, n)} }
+
+// get is a writer compressing into w.
+func (p *gzipPool) get(w io.Writer) *gzip.Writer {
+	select {
+	case zw := <-p.free:
+		zw.Reset(w)
+		return zw
+	default:
+		zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed) // a valid level: no error
+		return zw
+	}
+}
+
+// put keeps zw for the next get, unless the pool is full.
+func (p *gzipPool) put(zw *gzip.Writer) {
+	select {
+	case p.free <- zw:
+	default:
+	}
 }
 
 func (t *evidenceTee) Read(p []byte) (int, error) {
@@ -67,7 +94,7 @@ func (t *evidenceTee) finish(kind string) (string, *store.Blob, error) {
 		return sha, nil, nil
 	}
 	err := t.zw.Close()
-	t.pool.Put(t.zw)
+	t.pool.put(t.zw)
 	t.zw = nil
 	if err != nil {
 		return "", nil, fmt.Errorf("compressing evidence: %w", err)

@@ -154,14 +154,20 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 			return nil, err
 		}
 	}
-	var sums []score.Summary
+	var done finished // each verified candidate, kept encoded until the run ends
 	for _, in := range inputs {
 		c, err := r.verify(ctx, in)
 		if err != nil {
 			return nil, err
 		}
-		rep.Candidates = append(rep.Candidates, *c)
-		sums = append(sums, c.Summary)
+		done.add(c)
+	}
+	if rep.Candidates, err = done.reports(); err != nil {
+		return nil, err
+	}
+	sums := make([]score.Summary, len(rep.Candidates))
+	for i := range rep.Candidates {
+		sums[i] = rep.Candidates[i].Summary
 	}
 	if w, ok := req.Engine.Scorers.(interface{ Warnings() []string }); ok {
 		rep.Warnings = w.Warnings()
