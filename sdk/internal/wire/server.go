@@ -111,7 +111,8 @@ func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	s.RegisterService(serviceDesc(), &server{s: p.Impl, desc: p.Desc, logger: logger, limit: p.Limit, dec: new(scorerpb.Decoder)})
+	dec := &scorerpb.Decoder{NoToolArgs: p.Desc.NeedsPart(sdk.NeedNoToolArgs)}
+	s.RegisterService(serviceDesc(), &server{s: p.Impl, desc: p.Desc, logger: logger, limit: p.Limit, dec: dec})
 	return nil
 }
 
