@@ -65,7 +65,7 @@ func Serve(s sdk.Scorer) {
 
 // CPUProfileEnv names a directory: a plugin started with it set writes a
 // CPU profile of its whole life there, as <id>-<pid>.pprof, when the host
-// stops it (docs/performance.md, "How to profile a plugin"). The host
+// stops it (docs/performance.md, "The plugin boundary", "Fifth round"). The host
 // passes it on from its own environment.
 const CPUProfileEnv = "ASSAY_PLUGIN_CPUPROFILE"
 
