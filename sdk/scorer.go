@@ -20,7 +20,7 @@ type Scorer interface {
 
 // SDKVersion is the version of this SDK, reported in every description a
 // plugin serves (Description.SDKVersion).
-const SDKVersion = "1.2.0"
+const SDKVersion = "1.3.0"
 
 // ID names a scorer. It is snake_case and spelled the same in the manifest,
 // the pack YAML, the schema enum, the DB CHECK and the binary name
@@ -49,6 +49,14 @@ const (
 	// shrink to a fraction. Hosts before SDK 1.2 ignore it and send the
 	// text, which such a scorer does not read: declaring it is always safe.
 	NeedNoStreamedText Need = "no_streamed_text"
+	// NeedNoToolArgs leaves the tool calls' arguments out of what
+	// NeedTrace and NeedEvents send: every ToolCall keeps its Name, and
+	// its Args is nil (reading a nil map finds nothing, as in an empty
+	// one). Arguments are most of a derived turn's bytes once the streamed
+	// text is left out, so a scorer that reads only tool names declares
+	// this. Hosts before SDK 1.3 ignore it and send the arguments, which
+	// such a scorer does not read: declaring it is always safe.
+	NeedNoToolArgs Need = "no_tool_args"
 )
 
 // ValueType is the type of a KPI value in a pack, checked at pack load.

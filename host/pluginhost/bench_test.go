@@ -124,15 +124,16 @@ func BenchmarkScore1000(b *testing.B) {
 	scoreAll(b, oop, cases[:batchSize], batchSize, 1) // launch outside the timing
 	var oopTime, inTime, oopCPU, inCPU time.Duration
 	for b.Loop() {
-		self0, kids0 := cpuTime()
+		pids := oop.PluginPIDs()
+		self0, kids0 := cpuTime(pids)
 		start := time.Now()
 		scoreAll(b, oop, cases, batchSize, workers)
 		oopTime += time.Since(start)
-		self1, kids1 := cpuTime()
+		self1, kids1 := cpuTime(pids)
 		start = time.Now()
 		scoreAll(b, inp, cases, batchSize, workers)
 		inTime += time.Since(start)
-		self2, _ := cpuTime()
+		self2, _ := cpuTime(nil)
 		oopCPU += self1 - self0 + kids1 - kids0
 		inCPU += self2 - self1
 	}

@@ -1,10 +1,13 @@
 package pluginhost_test
 
 import (
+	"context"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/assay-eval/assay/pkg/scorer"
+	"github.com/assay-eval/assay/plugins/toolsequence"
 	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
@@ -49,6 +52,39 @@ func BenchmarkWire64Direct(b *testing.B) {
 		}
 		size = len(buf)
 		if _, err := scorerpb.UnmarshalCases(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(size), "bytes/batch")
+}
+
+// BenchmarkResults64 measures the wire cost of the answer to one 64-case
+// batch of BenchmarkScore1000's turns (tool_sequence's results, five checks
+// each), without the transport: scorerpb.AppendResult in the plugin,
+// scorerpb.UnmarshalResults on the host.
+func BenchmarkResults64(b *testing.B) {
+	cases := benchCases(64)
+	s := toolsequence.New()
+	results := make([]*scorer.Result, len(cases))
+	for i, c := range cases {
+		r, err := s.Score(context.Background(), c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		results[i] = r
+	}
+	var size int
+	var buf []byte
+	for b.Loop() {
+		buf = buf[:0]
+		for i, r := range results {
+			var ok bool
+			if buf, ok = scorerpb.AppendResult(buf, cases[i].ID, r, nil); !ok {
+				b.Fatal("AppendResult refused a result")
+			}
+		}
+		size = len(buf)
+		if _, err := scorerpb.UnmarshalResults(buf); err != nil {
 			b.Fatal(err)
 		}
 	}

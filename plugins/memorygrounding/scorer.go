@@ -41,7 +41,7 @@ func description() sdk.Description {
 			{Key: KeyAnswerKeywords, ValueType: sdk.StringList,
 				Description: "fraction of the listed keywords found in the answer (case-insensitive substring); no failure tag"},
 		},
-		Needs: []sdk.Need{sdk.NeedTrace, sdk.NeedNoStreamedText, sdk.NeedAnswer, sdk.NeedStateAfter},
+		Needs: []sdk.Need{sdk.NeedTrace, sdk.NeedNoStreamedText, sdk.NeedNoToolArgs, sdk.NeedAnswer, sdk.NeedStateAfter},
 	}
 }
 

@@ -29,7 +29,7 @@ func description() sdk.Description {
 			{Key: KeyNoteKeywords, ValueType: sdk.StringList, FailureTag: tagStateNotChanged,
 				Description: "fraction of the listed keywords found in the text of the context notes added during the turn"},
 		},
-		Needs: []sdk.Need{sdk.NeedStateBefore, sdk.NeedStateAfter, sdk.NeedTrace, sdk.NeedNoStreamedText},
+		Needs: []sdk.Need{sdk.NeedStateBefore, sdk.NeedStateAfter, sdk.NeedTrace, sdk.NeedNoStreamedText, sdk.NeedNoToolArgs},
 	}
 }
 

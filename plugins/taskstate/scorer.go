@@ -39,7 +39,7 @@ func description() sdk.Description {
 			{Key: KeyTaskStateAfter, ValueType: sdk.String, FailureTag: tagStateNotChanged,
 				Description: "the target task's state equals this state after the turn (case-insensitive)"},
 		},
-		Needs: []sdk.Need{sdk.NeedStateBefore, sdk.NeedStateAfter, sdk.NeedTrace, sdk.NeedNoStreamedText},
+		Needs: []sdk.Need{sdk.NeedStateBefore, sdk.NeedStateAfter, sdk.NeedTrace, sdk.NeedNoStreamedText, sdk.NeedNoToolArgs},
 	}
 }
 

@@ -27,8 +27,12 @@ const (
 	// no_streamed_text: sent the streamed text, as a host before SDK 1.2
 	// does, it gives the results it gives without it.
 	CheckStreamedTextUnread = "streamed_text_unread"
-	CheckCancellation       = "cancellation" // a cancelled context returns promptly
-	CheckConcurrency        = "concurrency"  // concurrent batches agree with a lone one
+	// CheckToolArgsUnread runs only for a scorer that declares
+	// no_tool_args: sent the tool calls' arguments, as a host before SDK
+	// 1.3 does, it gives the results it gives without them.
+	CheckToolArgsUnread = "tool_args_unread"
+	CheckCancellation   = "cancellation" // a cancelled context returns promptly
+	CheckConcurrency    = "concurrency"  // concurrent batches agree with a lone one
 )
 
 // Prompt is how long a call may take after its context is cancelled.
@@ -85,7 +89,7 @@ var knownTypes = map[sdk.ValueType]bool{
 
 var knownNeeds = map[sdk.Need]bool{
 	sdk.NeedTrace: true, sdk.NeedAnswer: true, sdk.NeedStateBefore: true, sdk.NeedStateAfter: true, sdk.NeedUpstream: true, sdk.NeedEvents: true,
-	sdk.NeedNoStreamedText: true,
+	sdk.NeedNoStreamedText: true, sdk.NeedNoToolArgs: true,
 }
 
 // ValidateDescription returns every problem with d: the id and KPI keys
@@ -183,7 +187,10 @@ func Check(ctx context.Context, c Client, cases ...*sdk.Case) Report {
 		add(CheckDeterministic, diffProblems("repeat", sent, first, second))
 	}
 	if d.NeedsPart(sdk.NeedNoStreamedText) {
-		add(CheckStreamedTextUnread, streamedTextProblems(ctx, c, d, cases, first))
+		add(CheckStreamedTextUnread, unreadProblems(ctx, c, d, cases, first, sdk.NeedNoStreamedText, "the streamed text", "Turn.StreamedText"))
+	}
+	if d.NeedsPart(sdk.NeedNoToolArgs) {
+		add(CheckToolArgsUnread, unreadProblems(ctx, c, d, cases, first, sdk.NeedNoToolArgs, "the tool-call arguments", "ToolCall.Args"))
 	}
 
 	add(CheckCancellation, cancelProblems(ctx, c, sent))
@@ -191,24 +198,25 @@ func Check(ctx context.Context, c Client, cases ...*sdk.Case) Report {
 	return rep
 }
 
-// streamedTextProblems scores cases as a host that does not know
-// no_streamed_text strips them, streamed text kept, and compares with
-// first: a scorer that declares the need but reads the text would score
-// differently without it, silently.
-func streamedTextProblems(ctx context.Context, c Client, d sdk.Description, cases []*sdk.Case, first []batchrun.Outcome) []string {
+// unreadProblems scores cases as a host that does not know need (one
+// that sends less: no_streamed_text, no_tool_args) strips them, the part
+// it leaves out kept, and compares with first: a scorer that declares the
+// need but reads the part (what, the field) would score differently
+// without it, silently.
+func unreadProblems(ctx context.Context, c Client, d sdk.Description, cases []*sdk.Case, first []batchrun.Outcome, need sdk.Need, what, field string) []string {
 	old := d
-	old.Needs = slices.DeleteFunc(slices.Clone(d.Needs), func(n sdk.Need) bool { return n == sdk.NeedNoStreamedText })
-	withText := make([]*sdk.Case, len(cases))
+	old.Needs = slices.DeleteFunc(slices.Clone(d.Needs), func(n sdk.Need) bool { return n == need })
+	withPart := make([]*sdk.Case, len(cases))
 	for i, cs := range cases {
-		withText[i] = scorerpb.StripCase(old, cs)
+		withPart[i] = scorerpb.StripCase(old, cs)
 	}
-	outs, err := score(ctx, c, withText)
+	outs, err := score(ctx, c, withPart)
 	if err != nil {
-		return []string{"with the streamed text: " + err.Error()}
+		return []string{"with " + what + ": " + err.Error()}
 	}
-	p := diffProblems("with the streamed text", withText, first, outs)
+	p := diffProblems("with "+what, withPart, first, outs)
 	if len(p) > 0 {
-		p = append(p, "it declares no_streamed_text but reads Turn.StreamedText: drop the need, or stop reading the text")
+		p = append(p, fmt.Sprintf("it declares %s but reads %s: drop the need, or stop reading %s", need, field, what))
 	}
 	return p
 }

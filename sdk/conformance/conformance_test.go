@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,6 +29,8 @@ type fake struct {
 	ignoreCtx    bool   // score even when the context is done
 	noText       bool   // declare no_streamed_text
 	readsText    bool   // score lower when the turn carries streamed text
+	noArgs       bool   // declare no_tool_args
+	readsArgs    bool   // score lower when a tool call carries arguments
 }
 
 func (f fake) Describe() sdk.Description {
@@ -42,10 +45,14 @@ func (f fake) Describe() sdk.Description {
 }
 
 func (f fake) needs() []sdk.Need {
+	n := []sdk.Need{sdk.NeedTrace}
 	if f.noText {
-		return []sdk.Need{sdk.NeedTrace, sdk.NeedNoStreamedText}
+		n = append(n, sdk.NeedNoStreamedText)
 	}
-	return []sdk.Need{sdk.NeedTrace}
+	if f.noArgs {
+		n = append(n, sdk.NeedNoToolArgs)
+	}
+	return n
 }
 
 func (f fake) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
@@ -63,6 +70,9 @@ func (f fake) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 		s = 1
 	}
 	if f.readsText && c.Turn.StreamedText != "" {
+		s /= 2
+	}
+	if f.readsArgs && slices.ContainsFunc(c.Turn.ToolCalls, func(tc sdk.ToolCall) bool { return len(tc.Args) > 0 }) {
 		s /= 2
 	}
 	ch := sdk.Check{KPI: f.checkKPI, Score: min(max(s, 0), 1), Passed: s == 1}
@@ -104,6 +114,11 @@ func TestCheck(t *testing.T) {
 		{"declares no_streamed_text, reads none", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", noText: true}, nil},
 		{"declares no_streamed_text, reads it", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", noText: true, readsText: true},
 			[]string{conformance.CheckStreamedTextUnread}},
+		{"declares no_tool_args, reads none", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", noArgs: true}, nil},
+		{"declares no_tool_args, reads them", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", noArgs: true, readsArgs: true},
+			[]string{conformance.CheckToolArgsUnread}},
+		{"declares both, reads the arguments", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", noText: true, noArgs: true, readsArgs: true},
+			[]string{conformance.CheckToolArgsUnread}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,6 +139,9 @@ func TestCheck(t *testing.T) {
 			checks := 8
 			if tt.s.Describe().NeedsPart(sdk.NeedNoStreamedText) {
 				checks++ // streamed_text_unread
+			}
+			if tt.s.Describe().NeedsPart(sdk.NeedNoToolArgs) {
+				checks++ // tool_args_unread
 			}
 			if len(rep) != checks && len(tt.want) == 0 {
 				t.Errorf("Check(%s) ran %d checks, want %d", tt.name, len(rep), checks)

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
@@ -48,12 +51,45 @@ func Serve(s sdk.Scorer) {
 		JSONFormat: true,
 		Level:      hclog.Info,
 	})
+	if dir := os.Getenv(CPUProfileEnv); dir != "" {
+		stop := startCPUProfile(dir, desc.ID, logger)
+		defer stop()
+	}
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig:  scorerpb.Handshake,
 		VersionedPlugins: wire.Plugins(&wire.Plugin{Impl: s, Desc: desc, Logger: logger}),
 		GRPCServer:       wire.GRPCServerFunc,
 		Logger:           logger,
 	})
+}
+
+// CPUProfileEnv names a directory: a plugin started with it set writes a
+// CPU profile of its whole life there, as <id>-<pid>.pprof, when the host
+// stops it (docs/performance.md, "The plugin boundary", "Fifth round"). The host
+// passes it on from its own environment.
+const CPUProfileEnv = "ASSAY_PLUGIN_CPUPROFILE"
+
+// startCPUProfile starts the CPU profile into dir and returns the function
+// that stops and writes it; a profile that cannot start is logged and the
+// plugin serves without it.
+func startCPUProfile(dir string, id sdk.ID, logger hclog.Logger) func() {
+	path := filepath.Join(dir, string(id)+"-"+strconv.Itoa(os.Getpid())+".pprof")
+	f, err := os.Create(path)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		logger.Error("not profiling", "path", path, "error", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			logger.Error("writing the CPU profile", "path", path, "error", err)
+		}
+	}
 }
 
 func writeDescription(w *os.File, d sdk.Description) error {

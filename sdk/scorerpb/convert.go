@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -389,7 +390,7 @@ func ResultFromProto(r *Result) (*sdk.Result, error) {
 // its needs: trace (the derived turn without its per-line events), events
 // (the whole turn, events included), answer (only Turn.Answer), state_before,
 // state_after, upstream; no_streamed_text takes Turn.StreamedText out of a
-// trace or events turn. The task and the case's times are always kept. This
+// trace or events turn, and no_tool_args the tool calls' Args (nil). The task and the case's times are always kept. This
 // is what a scorer is sent, in-process or not.
 func StripCase(d sdk.Description, c *sdk.Case) *sdk.Case {
 	out := *c
@@ -405,6 +406,9 @@ func StripCase(d sdk.Description, c *sdk.Case) *sdk.Case {
 	if d.NeedsPart(sdk.NeedNoStreamedText) {
 		out.Turn.StreamedText = ""
 	}
+	if d.NeedsPart(sdk.NeedNoToolArgs) {
+		out.Turn.ToolCalls = withoutArgs(out.Turn.ToolCalls)
+	}
 	if !d.NeedsPart(sdk.NeedStateBefore) {
 		out.StateBefore = nil
 	}
@@ -415,4 +419,18 @@ func StripCase(d sdk.Description, c *sdk.Case) *sdk.Case {
 		out.Upstream = nil
 	}
 	return &out
+}
+
+// withoutArgs is calls with every Args nil (NeedNoToolArgs); calls itself
+// when none has arguments.
+func withoutArgs(calls []sdk.ToolCall) []sdk.ToolCall {
+	i := slices.IndexFunc(calls, func(tc sdk.ToolCall) bool { return tc.Args != nil })
+	if i < 0 {
+		return calls
+	}
+	out := make([]sdk.ToolCall, len(calls))
+	for i, tc := range calls {
+		out[i] = sdk.ToolCall{Name: tc.Name}
+	}
+	return out
 }

@@ -137,6 +137,26 @@ func TestStripCase(t *testing.T) {
 			w.StateBefore, w.StateAfter, w.Upstream = nil, nil, nil
 			return w
 		}},
+		{"trace without tool-call arguments", []sdk.Need{sdk.NeedTrace, sdk.NeedNoToolArgs}, func() sdk.Case {
+			w := *c
+			w.Turn.Events = nil
+			w.Turn.ToolCalls = []sdk.ToolCall{{Name: "search"}, {Name: "noop"}}
+			w.StateBefore, w.StateAfter, w.Upstream = nil, nil, nil
+			return w
+		}},
+		{"events without text or arguments", []sdk.Need{sdk.NeedEvents, sdk.NeedNoStreamedText, sdk.NeedNoToolArgs}, func() sdk.Case {
+			w := *c
+			w.Turn.StreamedText = ""
+			w.Turn.ToolCalls = []sdk.ToolCall{{Name: "search"}, {Name: "noop"}}
+			w.StateBefore, w.StateAfter, w.Upstream = nil, nil, nil
+			return w
+		}},
+		{"answer without tool-call arguments", []sdk.Need{sdk.NeedAnswer, sdk.NeedNoToolArgs}, func() sdk.Case {
+			w := *c
+			w.Turn = sdk.Turn{Answer: "a"}
+			w.StateBefore, w.StateAfter, w.Upstream = nil, nil, nil
+			return w
+		}},
 		{"answer", []sdk.Need{sdk.NeedAnswer}, func() sdk.Case {
 			w := *c
 			w.Turn = sdk.Turn{Answer: "a"}
@@ -164,7 +184,7 @@ func TestStripCase(t *testing.T) {
 			}
 		})
 	}
-	if c.StateBefore == nil || len(c.Turn.Events) == 0 || c.Turn.StreamedText == "" {
+	if c.StateBefore == nil || len(c.Turn.Events) == 0 || c.Turn.StreamedText == "" || c.Turn.ToolCalls[0].Args == nil {
 		t.Errorf("StripCase modified its input")
 	}
 }

@@ -13,6 +13,8 @@ var envAllowList = []string{
 	"LC_ADDRESS", "LC_COLLATE", "LC_CTYPE", "LC_IDENTIFICATION", "LC_MEASUREMENT",
 	"LC_MESSAGES", "LC_MONETARY", "LC_NAME", "LC_NUMERIC", "LC_PAPER",
 	"LC_TELEPHONE", "LC_TIME",
+	// a directory for plugin CPU profiles (plugin.CPUProfileEnv)
+	"ASSAY_PLUGIN_CPUPROFILE",
 }
 
 // PluginEnv is the environment a plugin is started with, by the host and by

@@ -27,7 +27,7 @@ func UnmarshalCases(b []byte) ([]*sdk.Case, error) {
 // Unmarshal is UnmarshalCases, sharing the tasks and snapshots of earlier
 // batches (see Decoder).
 func (dc *Decoder) Unmarshal(b []byte) ([]*sdk.Case, error) {
-	d := &fastDecoder{names: map[string]string{}, tasks: &dc.tasks}
+	d := &fastDecoder{names: map[string]string{}, tasks: &dc.tasks, nilArgs: dc.NoToolArgs}
 	var cases []*sdk.Case
 	var befores, afters []string
 	snaps := map[string]*sdk.Snapshot{}
@@ -78,6 +78,8 @@ func (dc *Decoder) Unmarshal(b []byte) ([]*sdk.Case, error) {
 type fastDecoder struct {
 	names map[string]string // event types, phases, tool names
 	tasks *reuse[sdk.Task]  // by the task's bytes, kept across batches by a Decoder
+	// nilArgs: a tool call without arguments gets nil Args (Decoder.NoToolArgs)
+	nilArgs bool
 }
 
 var errInvalidUTF8 = errors.New("string field contains invalid UTF-8")
@@ -386,7 +388,10 @@ func (d *fastDecoder) toolCall(t *sdk.Turn, b []byte) error {
 	if err != nil {
 		return err
 	}
-	parsed := map[string]any{}
+	var parsed map[string]any
+	if !d.nilArgs {
+		parsed = map[string]any{}
+	}
 	if len(args) > 0 {
 		if parsed, err = parseArgs(args, d.names); err != nil {
 			return fmt.Errorf("decoding args of tool call %d (%s): %w", len(t.ToolCalls), name, err)

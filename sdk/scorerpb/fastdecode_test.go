@@ -152,3 +152,48 @@ func BenchmarkMarshalCases(b *testing.B) {
 		}
 	}
 }
+
+// TestDecoderNoToolArgs: for a scorer that declares no_tool_args, the
+// plugin's decoder gives a tool call the host sent without arguments a nil
+// Args, as StripCase leaves it in process; arguments a host sent anyway
+// (one before SDK 1.3) are decoded; without the need a call without
+// arguments gets an empty map, as it always did.
+func TestDecoderNoToolArgs(t *testing.T) {
+	t.Parallel()
+	cases, _, _ := sampleCases()
+	d := sdk.Description{Needs: []sdk.Need{sdk.NeedTrace, sdk.NeedNoToolArgs}}
+	stripped, err := scorerpb.MarshalCases(nil, []*sdk.Case{scorerpb.StripCase(d, cases[0])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := sdk.Description{Needs: []sdk.Need{sdk.NeedTrace}}
+	full, err := scorerpb.MarshalCases(nil, []*sdk.Case{scorerpb.StripCase(old, cases[0])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		noToolArgs bool
+		req        []byte
+		want       []sdk.ToolCall
+	}{
+		{"stripped, scorer declares it", true, stripped, []sdk.ToolCall{{Name: "search"}, {Name: "noop"}}},
+		{"sent by an older host, scorer declares it", true, full, []sdk.ToolCall{{Name: "search", Args: map[string]any{"q": "x", "n": 2.0}}, {Name: "noop"}}},
+		{"stripped, scorer does not declare it", false, stripped, []sdk.ToolCall{{Name: "search", Args: map[string]any{}}, {Name: "noop", Args: map[string]any{}}}},
+		{"sent, scorer does not declare it", false, full, []sdk.ToolCall{{Name: "search", Args: map[string]any{"q": "x", "n": 2.0}}, {Name: "noop", Args: map[string]any{}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dec := &scorerpb.Decoder{NoToolArgs: tt.noToolArgs}
+			got, err := dec.Unmarshal(tt.req)
+			if err != nil {
+				t.Fatalf("Unmarshal() error = %v", err)
+			}
+			// cmp tells a nil map from an empty one: that is the point here
+			if diff := cmp.Diff(tt.want, got[0].Turn.ToolCalls); diff != "" {
+				t.Errorf("Unmarshal() tool calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

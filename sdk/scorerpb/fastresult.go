@@ -94,27 +94,96 @@ type WireResult struct {
 }
 
 // UnmarshalResults reads the protobuf bytes of a ScoreResponse: what
-// proto.Unmarshal followed by ResultFromProto gives for each result.
+// proto.Unmarshal followed by ResultFromProto gives for each result. The
+// short strings that repeat across a response (KPI keys, failure tags,
+// evidence such as tool names) are shared within it, as the plugin shares
+// a request's (fastDecoder.name), and each repeated field's slice is
+// allocated once at its size.
 func UnmarshalResults(b []byte) ([]WireResult, error) {
-	var out []WireResult
-	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+	n, err := count(b, 1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]WireResult, 0, n)
+	rd := resultReader{names: map[string]string{}}
+	err = eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		if num != 1 || typ != protowire.BytesType {
 			return nil
 		}
-		w, err := readResult(v)
+		w, err := rd.result(v)
 		if err != nil {
 			return fmt.Errorf("reading result %d: %w", len(out), err)
 		}
 		out = append(out, w)
 		return nil
 	})
+	if len(out) == 0 {
+		out = nil
+	}
 	return out, err
 }
 
-func readResult(b []byte) (WireResult, error) {
+// resultReader holds what one response's results share.
+type resultReader struct {
+	names map[string]string
+}
+
+// name is str for a short value that repeats across the response.
+func (rd *resultReader) name(v []byte) (string, error) {
+	if len(v) > maxShared {
+		return str(v)
+	}
+	if s, ok := rd.names[string(v)]; ok {
+		return s, nil
+	}
+	s, err := str(v)
+	if err == nil && len(rd.names) < maxNames {
+		rd.names[s] = s
+	}
+	return s, err
+}
+
+// count is the number of length-delimited fields num in message b.
+func count(b []byte, num protowire.Number) (int, error) {
+	n := 0
+	err := eachField(b, func(m protowire.Number, typ protowire.Type, _ []byte, _ uint64) error {
+		if m == num && typ == protowire.BytesType {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+func (rd *resultReader) result(b []byte) (WireResult, error) {
 	var w WireResult
 	r := &sdk.Result{}
 	var msg string
+	var checks, tags, diags int
+	if err := eachField(b, func(num protowire.Number, typ protowire.Type, _ []byte, _ uint64) error {
+		if typ == protowire.BytesType {
+			switch num {
+			case 3:
+				checks++
+			case 4:
+				tags++
+			case 5:
+				diags++
+			}
+		}
+		return nil
+	}); err != nil {
+		return w, err
+	}
+	if checks > 0 {
+		r.Checks = make([]sdk.Check, 0, checks)
+	}
+	if tags > 0 {
+		r.FailureTags = make([]string, 0, tags)
+	}
+	if diags > 0 {
+		r.Diagnostics = make([]string, 0, diags)
+	}
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		var err error
 		var s string
@@ -125,11 +194,11 @@ func readResult(b []byte) (WireResult, error) {
 			r.Score = math.Float64frombits(x)
 		case num == 3 && typ == protowire.BytesType:
 			var c sdk.Check
-			if c, err = readCheck(v); err == nil {
+			if c, err = rd.check(v); err == nil {
 				r.Checks = append(r.Checks, c)
 			}
 		case num == 4 && typ == protowire.BytesType:
-			s, err = str(v)
+			s, err = rd.name(v)
 			r.FailureTags = append(r.FailureTags, s)
 		case num == 5 && typ == protowire.BytesType:
 			s, err = str(v)
@@ -153,14 +222,19 @@ func readResult(b []byte) (WireResult, error) {
 	return w, nil
 }
 
-func readCheck(b []byte) (sdk.Check, error) {
+func (rd *resultReader) check(b []byte) (sdk.Check, error) {
 	var c sdk.Check
+	if n, err := count(b, 5); err != nil {
+		return c, err
+	} else if n > 0 {
+		c.Evidence = make([]string, 0, n)
+	}
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		var err error
 		var s string
 		switch {
 		case num == 1 && typ == protowire.BytesType:
-			c.KPI, err = str(v)
+			c.KPI, err = rd.name(v)
 		case num == 2 && typ == protowire.Fixed64Type:
 			c.Score = math.Float64frombits(x)
 		case num == 3 && typ == protowire.VarintType:
@@ -168,10 +242,10 @@ func readCheck(b []byte) (sdk.Check, error) {
 		case num == 4 && typ == protowire.BytesType:
 			c.Detail, err = str(v)
 		case num == 5 && typ == protowire.BytesType:
-			s, err = str(v)
+			s, err = rd.name(v)
 			c.Evidence = append(c.Evidence, s)
 		case num == 6 && typ == protowire.BytesType:
-			c.FailureTag, err = str(v)
+			c.FailureTag, err = rd.name(v)
 		}
 		return err
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,6 +26,11 @@ func sampleAnswers() []answer {
 			Checks: []sdk.Check{
 				{KPI: "k", Score: 1, Passed: true, Detail: "ok", Evidence: []string{"e1", "", "e3"}},
 				{KPI: "k2", FailureTag: "missing"},
+			}}},
+		{id: "repeats", r: &sdk.Result{Score: 0.25, FailureTags: []string{"missing", "missing"},
+			Checks: []sdk.Check{
+				{KPI: "k", Detail: "ok", Evidence: []string{"e1", "e1", strings.Repeat("long evidence ", 8), strings.Repeat("long evidence ", 8)}, FailureTag: "missing"},
+				{KPI: "k2", FailureTag: "missing", Evidence: []string{"e3"}},
 			}}},
 		{id: "zero", r: &sdk.Result{}},
 		{id: "negative zero", r: &sdk.Result{Score: math.Copysign(0, -1)}},
@@ -103,8 +109,11 @@ func TestUnmarshalResultsMatchesProto(t *testing.T) {
 		t.Errorf("UnmarshalResults() (-proto +direct):\n%s", diff)
 	}
 	for name, bad := range map[string][]byte{
-		"truncated":    b[:len(b)-5],
-		"invalid utf8": {0x0a, 0x04, 0x0a, 0x02, 0xff, 0xfe},
+		"truncated":                b[:len(b)-5],
+		"invalid utf8":             {0x0a, 0x04, 0x0a, 0x02, 0xff, 0xfe},
+		"invalid utf8 evidence":    {0x0a, 0x05, 0x1a, 0x03, 0x2a, 0x01, 0xfe},
+		"invalid utf8 tag":         {0x0a, 0x03, 0x22, 0x01, 0xfe},
+		"invalid utf8 kpi, shared": {0x0a, 0x03, 0x22, 0x01, 0x61, 0x0a, 0x05, 0x1a, 0x03, 0x0a, 0x01, 0xfe},
 	} {
 		if proto.Unmarshal(bad, &scorerpb.ScoreResponse{}) == nil {
 			t.Fatalf("%s: proto.Unmarshal accepts %x; the test input is wrong", name, bad)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -24,6 +25,9 @@ type server struct {
 	logger hclog.Logger
 	limit  int
 	dec    *scorerpb.Decoder // shares tasks and snapshots across batches
+	// perResult is how many bytes a result took in the last response: the
+	// next response's buffer is sized from it rather than grown by copies.
+	perResult atomic.Int64
 }
 
 func (v *server) Describe(context.Context, *scorerpb.DescribeRequest) (*scorerpb.DescribeResponse, error) {
@@ -54,13 +58,14 @@ func (v *server) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (any, e
 		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
 	}
 	outs := v.score(ctx, cases)
-	resp := scorerpb.NewRawMessage(0)
+	resp := scorerpb.NewRawMessage(int(v.perResult.Load()) * (len(cases) + 1))
 	for i, o := range outs {
 		var ok bool
 		if resp.B, ok = scorerpb.AppendResult(resp.B, cases[i].ID, o.Result, o.Err); !ok {
 			return response(cases, outs), nil
 		}
 	}
+	v.perResult.Store(int64(len(resp.B) / max(len(cases), 1)))
 	return resp, nil
 }
 
@@ -111,7 +116,8 @@ func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	s.RegisterService(serviceDesc(), &server{s: p.Impl, desc: p.Desc, logger: logger, limit: p.Limit, dec: new(scorerpb.Decoder)})
+	dec := &scorerpb.Decoder{NoToolArgs: p.Desc.NeedsPart(sdk.NeedNoToolArgs)}
+	s.RegisterService(serviceDesc(), &server{s: p.Impl, desc: p.Desc, logger: logger, limit: p.Limit, dec: dec})
 	return nil
 }
 
