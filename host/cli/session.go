@@ -18,6 +18,7 @@ import (
 	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/host/verify"
+	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/plugins/builtin"
 )
@@ -78,10 +79,17 @@ func (a *app) hostOptions(c *cli.Context, inProcess bool) ([]pluginhost.Option, 
 }
 
 // openSession runs the startup check, loads the pack and starts the plugin
-// host. Problems in the pack are printed with their source and make the
-// command exit 2.
+// host. The pack loads while the database opens (its migrations can take
+// as long on a Postgres server); a failed startup check is still reported
+// alone, before any problem of the pack. Problems in the pack are printed
+// with their source and make the command exit 2.
 func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess bool) (*session, error) {
-	rt, err := a.startup(c, needDB)
+	checker := kpi.NewChecker()
+	var p *pack.Pack
+	var diags diag.List
+	rt, err := a.startupWhile(c, needDB, func(m *pluginhost.Manifest, s *pack.Schema) {
+		p, diags = pack.Load(packPath, packOptionsOf(m, s, checker))
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -91,8 +99,6 @@ func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess boo
 			rt.close()
 		}
 	}()
-	checker := kpi.NewChecker()
-	p, diags := pack.Load(packPath, packOptions(rt, checker))
 	if len(diags) > 0 {
 		src := map[string][]byte{packPath: nil}
 		if p != nil {
@@ -117,7 +123,12 @@ func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess boo
 // packOptions are the options every pack is loaded with: the schema and
 // scorers the startup check loaded, and the CEL checker.
 func packOptions(rt *runtime, checker *kpi.Checker) pack.Options {
-	return pack.Options{Schema: rt.schema, Scorers: rt.manifest.Descriptions(), Checks: []pack.Check{checker}}
+	return packOptionsOf(rt.manifest, rt.schema, checker)
+}
+
+// packOptionsOf are packOptions from the manifest and schema themselves.
+func packOptionsOf(m *pluginhost.Manifest, s *pack.Schema, checker *kpi.Checker) pack.Options {
+	return pack.Options{Schema: s, Scorers: m.Descriptions(), Checks: []pack.Check{checker}}
 }
 
 // newSession is the session for a loaded pack on a plugin host: each

@@ -89,7 +89,15 @@ func schemaFile(c *cli.Context) (path string, explicit bool) {
 // every difference and the fixing command. With needDB false, a SQLite file
 // that does not exist yet is not created and the DB place is not checked.
 func (a *app) startup(c *cli.Context, needDB bool) (*runtime, error) {
-	rt, err := loadRuntime(c.Context, a.startupConfigOf(c, needDB))
+	return a.startupWhile(c, needDB, nil)
+}
+
+// startupWhile is startup that runs while, with the manifest and the pack
+// schema loaded, as the database opens (invariant.LoadWhile). while's work
+// is done even when the check then fails; its caller uses none of it then,
+// so a failed check is still the first and only thing the command reports.
+func (a *app) startupWhile(c *cli.Context, needDB bool, while func(*pluginhost.Manifest, *pack.Schema)) (*runtime, error) {
+	rt, err := loadRuntime(c.Context, a.startupConfigOf(c, needDB), while)
 	if err != nil {
 		return nil, err
 	}
@@ -104,10 +112,15 @@ func (a *app) startup(c *cli.Context, needDB bool) (*runtime, error) {
 	return rt, nil
 }
 
-// loadRuntime loads the three places (invariant.Load) and computes the
-// report, without judging it.
-func loadRuntime(ctx context.Context, cfg invariant.Config) (*runtime, error) {
-	p := invariant.Load(ctx, cfg)
+// loadRuntime loads the three places (invariant.LoadWhile, running while,
+// when not nil, as the database opens) and computes the report, without
+// judging it.
+func loadRuntime(ctx context.Context, cfg invariant.Config, while func(*pluginhost.Manifest, *pack.Schema)) (*runtime, error) {
+	var during func(invariant.ManifestPlace, invariant.SchemaPlace)
+	if while != nil {
+		during = func(m invariant.ManifestPlace, s invariant.SchemaPlace) { while(m.Manifest, s.Schema) }
+	}
+	p := invariant.LoadWhile(ctx, cfg, during)
 	if err := loadErr("startup check", p); err != nil {
 		p.Close()
 		return nil, err

@@ -31,7 +31,7 @@ func BenchmarkStartupCheck(b *testing.B) {
 			ctx := context.Background()
 			start := time.Now()
 			for b.Loop() {
-				rt, err := loadRuntime(ctx, cfg)
+				rt, err := loadRuntime(ctx, cfg, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

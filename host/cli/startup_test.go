@@ -469,6 +469,40 @@ func TestCommandsRunStartupCheck(t *testing.T) {
 	}
 }
 
+// TestStartupCheckBeforePackProblems: the pack loads while the database
+// opens, but a failed startup check is still all a command reports: exit 3
+// with the check's message and none of the pack's problems, which with
+// agreeing places are exit 2.
+func TestStartupCheckBeforePackProblems(t *testing.T) {
+	src, err := os.ReadFile("../../packs/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	if err := os.WriteFile(broken, append(src, []byte("no_such_key: 1\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const problem = "no_such_key"
+	args := []string{"verify", "--pack", broken, "--run", "../../examples/runs/candidate-a", "--out", ""}
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			e := newInvEnv(t, b.DSN(t), invBuiltins)
+			args[len(args)-1] = t.TempDir()
+			code, _, stderr := invMain(t, append(e.flags(), args...)...)
+			if code != ExitInvalid || !strings.Contains(stderr, problem) {
+				t.Fatalf("assay verify, broken pack, agreeing places = exit %d, stderr %q; want %d naming %s", code, stderr, ExitInvalid, problem)
+			}
+			drift := drifts()[2] // the DB enum
+			drift.apply(t, e)
+			code, _, stderr = invMain(t, append(e.flags(), args...)...)
+			if code != ExitHost || !strings.Contains(stderr, "startup check failed") || strings.Contains(stderr, problem) {
+				t.Errorf("assay verify, broken pack, %s = exit %d, stderr %q; want %d with the startup check's message alone",
+					drift.name, code, stderr, ExitHost)
+			}
+		})
+	}
+}
+
 // A database whose company_eval_packs lost its scorer CHECK has an empty DB
 // enum, for doctor as for the startup check: every scorer is reported
 // missing there with the fixing command, and scorers sync adds the CHECK.

@@ -112,6 +112,17 @@ func (p DBPlace) Source() string {
 // a SQLite file that exists: anything else could create a database with the
 // wrong scorer set. The caller closes the Places.
 func Load(ctx context.Context, cfg Config) *Places {
+	return LoadWhile(ctx, cfg, nil)
+}
+
+// LoadWhile is Load that, once the manifest and the schema have loaded,
+// runs while with them as the database opens, and returns when both are
+// done: opening a database can mean waiting for a server to migrate a new
+// schema, which takes about as long as loading a large pack
+// (docs/performance.md, "Postgres"). while is not run when the manifest
+// or the schema failed to load (the Places then have an Err). while reads
+// the two places only; it must not touch the database.
+func LoadWhile(ctx context.Context, cfg Config, while func(ManifestPlace, SchemaPlace)) *Places {
 	p := &Places{
 		Manifest: loadManifest(cfg.PluginDir),
 		Schema:   loadSchema(cfg.SchemaPath),
@@ -120,7 +131,14 @@ func Load(ctx context.Context, cfg Config) *Places {
 		p.DB = DBPlace{DSN: cfg.DSN, Skipped: "not opened: the plugin manifest could not be loaded"}
 		return p
 	}
-	p.DB = loadDB(ctx, cfg, p.Manifest.Err == nil, p.Manifest.IDs)
+	if while == nil || p.Manifest.Err != nil || p.Schema.Err != nil {
+		p.DB = loadDB(ctx, cfg, p.Manifest.Err == nil, p.Manifest.IDs)
+		return p
+	}
+	db := make(chan DBPlace, 1)
+	go func() { db <- loadDB(ctx, cfg, true, p.Manifest.IDs) }()
+	while(p.Manifest, p.Schema)
+	p.DB = <-db
 	return p
 }
 

@@ -3,6 +3,7 @@ package invariant
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,35 +194,99 @@ func TestLoad(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			p := newPlaces(t, withPrivate)
-			cfg := tt.setup(t, p)
-			got := Load(context.Background(), cfg)
-			defer got.Close()
-			sum := summarize(got)
-			sum.SchemaSource = filepath.Base(sum.SchemaSource)
-			if diff := cmp.Diff(tt.want, sum); diff != "" {
-				t.Errorf("Load(%+v) (-want +got):\n%s", cfg, diff)
-			}
-			if (got.Err() != nil) != (tt.want.ManifestErr || tt.want.SchemaErr || tt.want.DBErr) {
-				t.Errorf("Load(...).Err() = %v, want an error only when a place failed", got.Err())
-			}
-			if _, err := os.Stat(cfg.DSN); (err == nil) != (tt.want.Opened || tt.want.Created) {
-				t.Errorf("Load(...): database file exists = %v, want %v", err == nil, tt.want.Opened)
-			}
-			if w := filepath.Join(cfg.PluginDir, pluginhost.ManifestFile); got.Manifest.Source() != w {
-				t.Errorf("Manifest.Source() = %q, want %q", got.Manifest.Source(), w)
-			}
-			wantDB := "no database"
-			if tt.want.Opened {
-				wantDB = "DB sqlite " + cfg.DSN
-			}
-			if s := got.String(); !strings.HasSuffix(s, wantDB) {
-				t.Errorf("String() = %q, want it to end with %q", s, wantDB)
-			}
-		})
+		for _, via := range []string{"Load", "LoadWhile"} {
+			t.Run(tt.name+"/"+via, func(t *testing.T) {
+				t.Parallel()
+				p := newPlaces(t, withPrivate)
+				cfg := tt.setup(t, p)
+				got := loadVia(t, via, cfg)
+				defer got.Close()
+				checkLoaded(t, cfg, tt.want, got)
+			})
+		}
 	}
+}
+
+// loadVia loads cfg with Load or LoadWhile; LoadWhile's while must run
+// exactly when the manifest and the schema loaded, and see them.
+func loadVia(t *testing.T, via string, cfg Config) *Places {
+	t.Helper()
+	if via == "Load" {
+		return Load(context.Background(), cfg)
+	}
+	var seen []string
+	ran := false
+	got := LoadWhile(context.Background(), cfg, func(m ManifestPlace, s SchemaPlace) {
+		ran = true
+		seen = append(append(seen, m.IDs...), s.IDs...)
+	})
+	if want := got.Manifest.Err == nil && got.Schema.Err == nil; ran != want {
+		t.Errorf("LoadWhile(%+v): while ran = %t, want %t (manifest error %v, schema error %v)", cfg, ran, want, got.Manifest.Err, got.Schema.Err)
+	}
+	if ran {
+		if diff := cmp.Diff(append(append([]string(nil), got.Manifest.IDs...), got.Schema.IDs...), seen); diff != "" {
+			t.Errorf("LoadWhile: while saw other places (-loaded +seen):\n%s", diff)
+		}
+	}
+	return got
+}
+
+// checkLoaded compares what Load found with want.
+func checkLoaded(t *testing.T, cfg Config, want loaded, got *Places) {
+	t.Helper()
+	sum := summarize(got)
+	sum.SchemaSource = filepath.Base(sum.SchemaSource)
+	if diff := cmp.Diff(want, sum); diff != "" {
+		t.Errorf("Load(%+v) (-want +got):\n%s", cfg, diff)
+	}
+	if (got.Err() != nil) != (want.ManifestErr || want.SchemaErr || want.DBErr) {
+		t.Errorf("Load(...).Err() = %v, want an error only when a place failed", got.Err())
+	}
+	if _, err := os.Stat(cfg.DSN); (err == nil) != (want.Opened || want.Created) {
+		t.Errorf("Load(...): database file exists = %v, want %v", err == nil, want.Opened)
+	}
+	if w := filepath.Join(cfg.PluginDir, pluginhost.ManifestFile); got.Manifest.Source() != w {
+		t.Errorf("Manifest.Source() = %q, want %q", got.Manifest.Source(), w)
+	}
+	wantDB := "no database"
+	if want.Opened {
+		wantDB = "DB sqlite " + cfg.DSN
+	}
+	if s := got.String(); !strings.HasSuffix(s, wantDB) {
+		t.Errorf("String() = %q, want it to end with %q", s, wantDB)
+	}
+}
+
+// TestLoadWhileOverlapsTheDatabase: LoadWhile runs while as the database
+// opens, not after: here the server answers nothing until while has run,
+// and LoadWhile returns only once the database is done.
+func TestLoadWhileOverlapsTheDatabase(t *testing.T) {
+	dsn := storetest.Postgres(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := storetest.NewProxy(t, u.Host)
+	proxy.Stall()
+	p := newPlaces(t, withPrivate)
+	ran, done := make(chan struct{}), make(chan *Places, 1)
+	go func() {
+		done <- LoadWhile(context.Background(), p.config(proxy.URL(t, dsn), false), func(ManifestPlace, SchemaPlace) { close(ran) })
+	}()
+	select {
+	case <-ran:
+	case <-time.After(30 * time.Second):
+		t.Fatal("LoadWhile: while did not run while the database was opening")
+	}
+	select {
+	case got := <-done:
+		got.Close()
+		t.Fatal("LoadWhile returned before the database answered")
+	case <-time.After(100 * time.Millisecond):
+	}
+	proxy.Recover() // the stalled connection is dropped: the open may fail, but it ends
+	got := <-done
+	got.Close()
 }
 
 func prefixed(prefix string, ids []string) []string {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/assay-eval/assay/host/store/storetest"
 )
 
 var ignoreTurnIDs = cmpopts.IgnoreFields(TurnRow{}, "ID", "CreatedAt")
@@ -303,5 +305,67 @@ func TestUpsertPackTasksMany(t *testing.T) {
 			}
 			check("after the refused call")
 		})
+	}
+}
+
+// TestPostgresPlainInsertsFirst: Postgres writes new rows with plain
+// inserts; a write that meets a stored key is run again with ON CONFLICT,
+// keeping what was stored and adding the rest, and that table's writes
+// use ON CONFLICT from then on, the other tables' still plain.
+func TestPostgresPlainInsertsFirst(t *testing.T) {
+	s := openStore(t, storetest.Postgres(t))
+	ctx := context.Background()
+	conflicted := func() []pgTable {
+		var out []pgTable
+		for tb := range pgTables {
+			if s.pgConflicted[tb].Load() {
+				out = append(out, tb)
+			}
+		}
+		return out
+	}
+	run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := []PackTask{{PackSHA256: "p", Label: "a", Scorer: "composite", Weight: 1}, {PackSHA256: "p", Label: "b", Scorer: "composite", Weight: 1}}
+	first, firstBlobs := recordChunk(run, 0, 100)
+	second, secondBlobs := recordChunk(run, 100, 100)
+	steps := []struct {
+		name  string
+		write func() error
+		want  []pgTable
+	}{
+		{"new rows", func() error {
+			if err := s.UpsertPackTasks(ctx, tasks); err != nil {
+				return err
+			}
+			return s.RecordTurns(ctx, firstBlobs, first)
+		}, nil},
+		{"evidence stored already, new turns", func() error { return s.RecordTurns(ctx, append(secondBlobs, firstBlobs[:10]...), second) },
+			[]pgTable{pgBlobs}},
+		{"turns stored already", func() error { return s.RecordTurns(ctx, nil, first[:10]) }, []pgTable{pgTurns, pgBlobs}},
+		{"pack tasks stored already, one changed", func() error {
+			tasks[1].Weight = 2
+			return s.UpsertPackTasks(ctx, tasks)
+		}, []pgTable{pgTurns, pgBlobs, pgPacks}},
+	}
+	for _, st := range steps {
+		if err := st.write(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if diff := cmp.Diff(st.want, conflicted()); diff != "" {
+			t.Errorf("%s: tables written with ON CONFLICT (-want +got):\n%s", st.name, diff)
+		}
+	}
+	if diff := cmp.Diff(turnKeys(append(first, second...)), storedTurns(t, s, run), ignoreTurnIDs); diff != "" {
+		t.Errorf("stored turns (-want +got):\n%s", diff)
+	}
+	if st, err := s.EvidenceStats(ctx); err != nil || st.Blobs != 400 {
+		t.Errorf("EvidenceStats() = %+v, %v; want 400 blobs, each stored once", st, err)
+	}
+	got, err := s.PackTasks(ctx, "p")
+	if err != nil || len(got) != 2 || got[1].Weight != 2 {
+		t.Errorf("PackTasks() = %+v, %v; want b updated to weight 2", got, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers database/sql driver "sqlite"
@@ -41,6 +42,10 @@ type Store struct {
 	dialect Dialect
 	now     func() time.Time
 	sq      *sqliteInserts // SQLite's prepared bulk inserts
+	// pgConflicted marks the tables whose plain bulk insert has hit a
+	// stored key: their writes use the ON CONFLICT form from then on
+	// (pgInsertTurns).
+	pgConflicted [pgTables]atomic.Bool
 	// upgrading is told the migrations an existing database lacks, once
 	// (WithUpgradeNotice); nil after.
 	upgrading func(migrations []string)

@@ -567,34 +567,65 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 }
 
 // recordChunks finishes each scored chunk's turns and records them; an error
-// stops the run (the turns recorded so far stay, and a rerun resumes).
+// stops the run (the turns recorded so far stay, and a rerun resumes). One
+// chunk's write is in flight while the next chunk is finished: on Postgres
+// most of a write is the server's time, which finishing the next chunk
+// would otherwise wait for (docs/performance.md, "Postgres"). Chunks are
+// still written one at a time, in order.
 func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v *pass, total int,
 	scored <-chan []*prepared) error {
 	n := 0
 	var failed error
-	for chunk := range scored {
-		if failed != nil || ctx.Err() != nil {
-			continue // drain, so the scoring stage never blocks; an interrupted run records no more
+	var writing chan error // the write in flight, nil when none
+	var writingTurns int
+	await := func() {
+		if writing == nil {
+			return
 		}
-		if err := e.recordChunk(ctx, v, chunk); err != nil {
+		err := <-writing
+		writing = nil
+		if err != nil {
 			if ctx.Err() != nil {
-				continue // interrupted while recording: the chunk's transaction is rolled back and scoreAll reports the interruption
+				return // interrupted while recording: the chunk's transaction is rolled back and scoreAll reports the interruption
 			}
 			failed = err
 			cancel() // stop scoring what can no longer be recorded
-			continue
+			return
 		}
-		n += len(chunk)
+		n += writingTurns
 		if e.cfg.Progress != nil {
 			e.cfg.Progress(n, total)
 		}
 	}
+	for chunk := range scored {
+		if failed != nil || ctx.Err() != nil {
+			continue // drain, so the scoring stage never blocks; an interrupted run records no more
+		}
+		w, err := e.finishChunk(ctx, v, chunk)
+		await()
+		if failed != nil || ctx.Err() != nil {
+			continue
+		}
+		if err != nil {
+			failed = err
+			cancel()
+			continue
+		}
+		writing, writingTurns = make(chan error, 1), len(chunk)
+		if w == nil { // nothing to record: no store
+			writing <- nil
+			continue
+		}
+		go func() { writing <- w() }()
+	}
+	await()
 	return failed
 }
 
-// recordChunk finishes a chunk's turns and records the ones scored (a
-// reused turn is already recorded) with their evidence.
-func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) error {
+// finishChunk finishes a chunk's turns and returns the write that records
+// the ones scored (a reused turn is already recorded) with their evidence;
+// nil without a store.
+func (e *Engine) finishChunk(ctx context.Context, v *pass, chunk []*prepared) (write func() error, err error) {
 	rows := make([]store.TurnRow, 0, len(chunk))
 	var blobs []store.Blob
 	for _, p := range chunk {
@@ -620,20 +651,23 @@ func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) er
 		}
 		row, more, err := e.scoredRow(v, p, &r, blobs)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		blobs = more
 		rows = append(rows, row)
 	}
 	if v.run == nil {
+		return nil, nil
+	}
+	candidate := v.candidate
+	return func() error {
+		// One transaction: the chunk's evidence and turns are recorded
+		// together or not at all.
+		if err := e.cfg.Store.RecordTurns(ctx, blobs, rows); err != nil {
+			return fmt.Errorf("recording turns of %s: %w", candidate, err)
+		}
 		return nil
-	}
-	// One transaction: the chunk's evidence and turns are recorded together
-	// or not at all.
-	if err := e.cfg.Store.RecordTurns(ctx, blobs, rows); err != nil {
-		return fmt.Errorf("recording turns of %s: %w", v.candidate, err)
-	}
-	return nil
+	}, nil
 }
 
 // newPass is an empty pass of candidate, before its run is begun.

@@ -655,3 +655,58 @@ func TestWireTasksShareEqualKPIs(t *testing.T) {
 		t.Errorf("task b catalog after an append to a's (-want +got):\n%s", diff)
 	}
 }
+
+// TestVerifyRecordFailureKeepsEarlierChunks: while one chunk is written the
+// next is finished (docs/performance.md, "Postgres"), but chunks are still
+// recorded in order: when a chunk cannot be recorded the run fails with
+// the store's error, the chunks before it are recorded, none after it is,
+// and progress counts only what was recorded.
+func TestVerifyRecordFailureKeepsEarlierChunks(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l := newLocal()
+	p, set := loadFixturePack(t, l)
+	const failAt = 3 // the fourth task's chunk
+	refused := p.Tasks[failAt].Label
+	if _, err := st.DB().ExecContext(ctx, `CREATE TRIGGER refuse BEFORE INSERT ON company_eval_turns
+		WHEN NEW.label = '`+refused+`' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+		t.Fatal(err)
+	}
+	var progress []int
+	e, err := New(Config{Pack: p, Scorers: l, Descriptions: l.descriptions(), CEL: set, Store: st,
+		ScorerVersion: "v", ChunkSize: 1, BatchSize: 1, Workers: 1, Progress: func(n, _ int) { progress = append(progress, n) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Verify(ctx, fixtureInput(p, "c", "good"), Options{})
+	if err == nil || !strings.Contains(err.Error(), "refused by the test") {
+		t.Fatalf("Verify() = %v, want the store's error", err)
+	}
+	run, err := st.BeginRun(ctx, store.RunKey{Candidate: "c", PackSHA256: p.SHA256, PackName: p.Name(), ScorerVersion: "v"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.TurnsDone(ctx, run.ID, run.Attempt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []string
+	for k := range rows {
+		got = append(got, k.Label)
+	}
+	for _, task := range p.Tasks[:failAt] {
+		want = append(want, task.Label)
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("turns recorded (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{1, 2, 3}, progress); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+}

@@ -129,15 +129,19 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 			return nil, err
 		}
 	}
+	// The pack's tasks are stored while the scorers start and the engine is
+	// built, and before any candidate is (docs/storage.md, "Recording").
+	packRecorded := startRecordPack(ctx, req.Engine)
+	defer packRecorded.stop()
 	if req.Start != nil {
 		if err := req.Start(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if err := recordPack(ctx, req.Engine); err != nil {
+	if r.eng, err = New(req.Engine); err != nil {
 		return nil, err
 	}
-	if r.eng, err = New(req.Engine); err != nil {
+	if err := packRecorded.wait(); err != nil {
 		return nil, err
 	}
 	if err := r.loadBaseline(ctx, inputs); err != nil {
@@ -384,6 +388,37 @@ func (r *runner) queueAll(ctx context.Context, inputs []*Input) error {
 		return fmt.Errorf("waiting for the queue: %w", err)
 	}
 	return nil
+}
+
+// packRecording is recordPack running in the background.
+type packRecording struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error // set before done is closed
+}
+
+// startRecordPack runs recordPack in the background.
+func startRecordPack(ctx context.Context, cfg Config) *packRecording {
+	ctx, cancel := context.WithCancel(ctx)
+	r := &packRecording{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.err = recordPack(ctx, cfg)
+	}()
+	return r
+}
+
+// wait returns recordPack's error once it is done.
+func (r *packRecording) wait() error {
+	<-r.done
+	return r.err
+}
+
+// stop interrupts recordPack if it is still running (Run is returning
+// early: its transaction is rolled back) and waits for it to end.
+func (r *packRecording) stop() {
+	r.cancel()
+	<-r.done
 }
 
 // recordPack stores one row per pack task, each under the database's
