@@ -386,6 +386,7 @@ func (e *Engine) turnsOf(in *Input) (*turnStream, error) {
 		if err != nil {
 			return nil, err
 		}
+		r.hold = true // the chunk's lines, until its turns are prepared
 		s.r, s.total = r, in.src.tasks
 		return s, nil
 	}
