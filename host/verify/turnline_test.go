@@ -14,17 +14,18 @@ import (
 // checkTurnLine checks the two shortcuts decodeTurn takes on line against
 // encoding/json, which they stand in for: metrics read off the tree
 // (fromTree) equal json.Unmarshal's, and a held line's parts (heldLine)
-// equal those of the line decoded by encoding/json (inlinePartsOf).
-func checkTurnLine(t *testing.T, line []byte) {
+// equal those of the line decoded by encoding/json (inlinePartsOf). It
+// reports which of them were taken.
+func checkTurnLine(t *testing.T, line []byte) (fromTree, held bool) {
 	t.Helper()
 	o := jsonpos.Options{BuildDepth: 1, AllowUnknownFields: true}
 	root, err := jsonpos.Parse(line, o)
 	if err != nil {
-		return
+		return false, false
 	}
 	if root.Kind == jsonpos.Object && plainKeys(root) {
 		var fast metrics
-		if fast.fromTree(root) {
+		if fromTree = fast.fromTree(root); fromTree {
 			var want metrics
 			if err := jsonpos.DecodeNode(line, root, &want, o); err != nil {
 				t.Fatalf("fromTree(%q) decoded what encoding/json refuses: %v", line, err)
@@ -36,7 +37,7 @@ func checkTurnLine(t *testing.T, line []byte) {
 	}
 	ts, spans, _ := decodeTurn("t.jsonl", "/d", 1, line, "dflt")
 	if ts == nil || spans == nil {
-		return
+		return fromTree, false
 	}
 	wantTrace, wantBefore, wantAfter, err := inlinePartsOf("t.jsonl", line)
 	if err != nil {
@@ -58,6 +59,7 @@ func checkTurnLine(t *testing.T, line []byte) {
 	if h.line != nil {
 		t.Fatalf("heldLine(%q) keeps its bytes after it is loaded", line)
 	}
+	return fromTree, true
 }
 
 // TestTurnLineShortcuts: lines plain and not (keys repeated or in another
@@ -92,13 +94,26 @@ func TestTurnLineShortcuts(t *testing.T) {
 	for name, line := range lines {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			checkTurnLine(t, []byte(line))
+			_, _ = checkTurnLine(t, []byte(line))
 		})
 	}
 	rng := rand.New(rand.NewPCG(16, 5))
-	for range 2000 {
-		checkTurnLine(t, []byte(randomTurnLine(rng)))
+	const n = 2000
+	trees, helds := 0, 0
+	for range n {
+		fromTree, held := checkTurnLine(t, []byte(randomTurnLine(rng)))
+		trees, helds = trees+b2i(fromTree), helds+b2i(held)
 	}
+	if trees < n/10 || helds < n/10 || trees > n*9/10 {
+		t.Errorf("of %d random lines %d were read off the tree and %d held: want each shortcut both taken and refused often", n, trees, helds)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TestTurnLineSpansOnlyWhenPlain: a line whose keys encoding/json would
@@ -133,7 +148,7 @@ func FuzzTurnLine(f *testing.F) {
 	f.Add([]byte(`{"label":"a","Label":"b","trace":[ {"s":"]\""} ,[]],"epoch":1e999}`))
 	f.Add([]byte(`{"label":null,"trace":null,"trace_file":"x","cost_usd":-0.0}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		checkTurnLine(t, line)
+		_, _ = checkTurnLine(t, line)
 	})
 }
 
@@ -168,7 +183,7 @@ func randomTurnLine(rng *rand.Rand) string {
 		return `"x"`
 	}
 	var members []string
-	for range 1 + rng.IntN(8) {
+	for range rng.IntN(5) {
 		key := lineKeys[rng.IntN(len(lineKeys))]
 		switch rng.IntN(10) {
 		case 0:
@@ -188,6 +203,10 @@ func randomTurnLine(rng *rand.Rand) string {
 			}
 		}
 		members = append(members, sp()+`"`+key+`"`+sp()+":"+sp()+v+sp())
+	}
+	if rng.IntN(4) > 0 { // most lines are turns
+		i := rng.IntN(len(members) + 1)
+		members = append(members[:i], append([]string{`"label":"t"`, `"trace":[` + value(1) + sp() + "," + sp() + value(1) + `]`}, members[i:]...)...)
 	}
 	return "{" + strings.Join(members, ",") + "}"
 }
