@@ -282,7 +282,7 @@ type pass struct {
 	run       *store.Run                      // nil when nothing is recorded
 	prior     map[store.TurnKey]store.TurnRow // latest recorded revision of each turn
 	results   passResults
-	stored    map[string]bool // snapshots recorded by this pass, by sha256
+	stored    blobSet // blobs recorded by this pass
 	out       *Outcome
 }
 
@@ -693,7 +693,7 @@ func (e *Engine) recordChunk(ctx context.Context, v *pass, chunk []*prepared) er
 // newPass is an empty pass of candidate, before its run is begun.
 func (e *Engine) newPass(candidate string) *pass {
 	return &pass{candidate: candidate, prior: map[store.TurnKey]store.TurnRow{},
-		stored: map[string]bool{}, out: &Outcome{Candidate: candidate}}
+		out: &Outcome{Candidate: candidate}}
 }
 
 // scoredRow is the row recording a scored turn as the next revision of its
@@ -718,23 +718,23 @@ func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []st
 		return blobs, nil // nothing readable to keep
 	}
 	row.TraceSHA256 = p.traceSHA
-	if p.traceBlob != nil && !v.stored[p.traceSHA] {
-		v.stored[p.traceSHA] = true
+	if p.traceBlob != nil && !v.stored.has(p.traceSHA) {
+		v.stored.add(p.traceSHA)
 		blobs = append(blobs, *p.traceBlob)
 	}
 	if p.metrics != nil {
 		row.MetricsSHA256 = sha256Hex(p.metrics)
-		if p.spec.traceSHA == "" && !v.stored[row.MetricsSHA256] { // a turn read from evidence has its row stored
-			v.stored[row.MetricsSHA256] = true
+		if p.spec.traceSHA == "" && !v.stored.has(row.MetricsSHA256) { // a turn read from evidence has its row stored
+			v.stored.add(row.MetricsSHA256)
 			blobs = append(blobs, store.Blob{SHA256: row.MetricsSHA256, Kind: store.BlobMetrics,
 				Encoding: store.EncodingIdentity, Size: int64(len(p.metrics)), Data: p.metrics})
 		}
 	}
 	for _, s := range p.snaps {
-		if s.sha == "" || v.stored[s.sha] || s.raw == nil {
+		if s.sha == "" || v.stored.has(s.sha) || s.raw == nil {
 			continue
 		}
-		v.stored[s.sha] = true
+		v.stored.add(s.sha)
 		b, err := e.compressBlob(store.BlobSnapshot, s.sha, s.raw)
 		if err != nil {
 			return nil, err

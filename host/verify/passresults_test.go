@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -70,5 +71,24 @@ func TestPassResultsInTaskOrder(t *testing.T) {
 		if diff := cmp.Diff(want, got, cmp.AllowUnexported(TurnResult{})); diff != "" {
 			t.Fatalf("case %d: inTaskOrder (-map +passResults):\n%s", n, diff)
 		}
+	}
+}
+
+// TestBlobSet: a blob set holds the names added to it, whatever their
+// form: lowercase hex digests (kept as bytes), uppercase hex, short
+// names and the empty name stay distinct.
+func TestBlobSet(t *testing.T) {
+	t.Parallel()
+	lower := sha256Hex([]byte("x"))
+	upper := strings.ToUpper(lower)
+	names := []string{lower, upper, sha256Hex([]byte("y")), "abc", "", lower[:63] + "g"}
+	var s blobSet
+	for i, n := range names {
+		for j, m := range names {
+			if got := s.has(m); got != (j < i) {
+				t.Fatalf("after adding %q: has(%q) = %v, want %v", names[:i], m, got, j < i)
+			}
+		}
+		s.add(n)
 	}
 }
