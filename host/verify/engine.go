@@ -281,8 +281,8 @@ type pass struct {
 	candidate string
 	run       *store.Run                      // nil when nothing is recorded
 	prior     map[store.TurnKey]store.TurnRow // latest recorded revision of each turn
-	results   map[store.TurnKey]TurnResult
-	stored    map[string]bool // snapshots recorded by this pass, by sha256
+	results   passResults
+	stored    blobSet // blobs recorded by this pass
 	out       *Outcome
 }
 
@@ -329,37 +329,90 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	return out, nil
 }
 
+// passResults are a pass's turn results until it is summarized: epoch 1
+// of each task in a slice in pack task order, allocated at the first
+// result, the other epochs by key. When every turn is epoch 1 the slice,
+// the missing tasks filled in, is the outcome's Results as it is: no map
+// of results and no copy of them is held (docs/performance.md, "Verifying
+// many small turns").
+type passResults struct {
+	first []TurnResult // by taskInfo.order; has says which are set
+	has   []bool
+	more  map[store.TurnKey]TurnResult
+	n     int
+}
+
+func (rs *passResults) put(info *taskInfo, tasks int, k store.TurnKey, r TurnResult) {
+	if k.Epoch != 1 {
+		if rs.more == nil {
+			rs.more = map[store.TurnKey]TurnResult{}
+		}
+		if _, ok := rs.more[k]; !ok {
+			rs.n++
+		}
+		rs.more[k] = r
+		return
+	}
+	if rs.first == nil {
+		rs.first, rs.has = make([]TurnResult, tasks), make([]bool, tasks)
+	}
+	if !rs.has[info.order] {
+		rs.n++
+	}
+	rs.first[info.order], rs.has[info.order] = r, true
+}
+
 // inTaskOrder is the pass's results in pack task order, each task's epochs
-// ascending, a missing result for a task without any. It drops v.results:
-// the outcome's slice, allocated once at its length, holds them instead (docs/performance.md, "Verifying many small turns").
+// ascending, a missing result for a task without any. It drops v.results,
+// whose epoch-1 slice becomes the outcome's when no turn has another epoch.
 func (v *pass) inTaskOrder(tasks []*pack.Task) []TurnResult {
-	epochs := make(map[string][]int, len(v.results)) // task label -> its epochs that ran, ascending
-	for k := range v.results {
+	rs := v.results
+	v.results = passResults{}
+	has := func(i int) bool { return rs.has != nil && rs.has[i] }
+	missing := func(t *pack.Task) TurnResult {
+		return TurnResult{Candidate: v.candidate, Label: t.Label, Epoch: 1, Persona: t.Persona,
+			Status: score.StatusMissing, Checks: []CheckResult{}, FailureTags: []string{}}
+	}
+	if len(rs.more) == 0 && rs.first != nil {
+		for i, t := range tasks {
+			if !has(i) {
+				rs.first[i] = missing(t)
+			}
+			rs.first[i].weight, rs.first[i].sliceTags = t.Weight, t.SliceTags
+		}
+		return rs.first
+	}
+	epochs := make(map[string][]int, len(rs.more)) // task label -> its epochs above 1 that ran, ascending
+	for k := range rs.more {
 		epochs[k.Label] = append(epochs[k.Label], k.Epoch)
 	}
-	n := len(v.results)
-	for _, t := range tasks {
-		if len(epochs[t.Label]) == 0 {
+	n := rs.n
+	for i, t := range tasks {
+		if !has(i) && len(epochs[t.Label]) == 0 {
 			n++
 		}
 	}
 	results := make([]TurnResult, 0, n)
-	for _, t := range tasks {
+	for i, t := range tasks {
 		es := epochs[t.Label]
 		sort.Ints(es)
-		if len(es) == 0 {
-			results = append(results, TurnResult{Candidate: v.candidate, Label: t.Label, Epoch: 1, Persona: t.Persona,
-				Status: score.StatusMissing, Checks: []CheckResult{}, FailureTags: []string{}, weight: t.Weight, sliceTags: t.SliceTags})
+		if !has(i) && len(es) == 0 {
+			r := missing(t)
+			r.weight, r.sliceTags = t.Weight, t.SliceTags
+			results = append(results, r)
 			continue
 		}
+		if has(i) {
+			r := rs.first[i]
+			r.weight, r.sliceTags = t.Weight, t.SliceTags
+			results = append(results, r)
+		}
 		for _, ep := range es {
-			k := store.TurnKey{Label: t.Label, Epoch: ep}
-			r := v.results[k]
+			r := rs.more[store.TurnKey{Label: t.Label, Epoch: ep}]
 			r.weight, r.sliceTags = t.Weight, t.SliceTags
 			results = append(results, r)
 		}
 	}
-	v.results = nil
 	return results
 }
 
@@ -386,6 +439,7 @@ func (e *Engine) turnsOf(in *Input) (*turnStream, error) {
 		if err != nil {
 			return nil, err
 		}
+		r.hold = true // the chunk's lines, until its turns are prepared
 		s.r, s.total = r, in.src.tasks
 		return s, nil
 	}
@@ -632,13 +686,13 @@ func (e *Engine) finishChunk(ctx context.Context, v *pass, chunk []*prepared) (w
 		k := p.spec.key()
 		if p.reused != nil {
 			p.reused.Epoch = k.Epoch // a turn recorded before epochs is epoch 1
-			v.results[k] = *p.reused
+			v.results.put(p.info, len(e.tasks), k, *p.reused)
 			v.out.Reused++
 			continue
 		}
 		r := e.finish(ctx, v.candidate, p)
 		v.out.Diagnostics = append(v.out.Diagnostics, p.diags...)
-		v.results[k] = r
+		v.results.put(p.info, len(e.tasks), k, r)
 		if p.prior != nil {
 			if p.prior.Status == string(score.StatusUnscored) {
 				v.out.Retried = append(v.out.Retried, turnName(k))
@@ -673,7 +727,7 @@ func (e *Engine) finishChunk(ctx context.Context, v *pass, chunk []*prepared) (w
 // newPass is an empty pass of candidate, before its run is begun.
 func (e *Engine) newPass(candidate string) *pass {
 	return &pass{candidate: candidate, prior: map[store.TurnKey]store.TurnRow{},
-		results: make(map[store.TurnKey]TurnResult, len(e.tasks)), stored: map[string]bool{}, out: &Outcome{Candidate: candidate}}
+		out: &Outcome{Candidate: candidate}}
 }
 
 // scoredRow is the row recording a scored turn as the next revision of its
@@ -698,23 +752,23 @@ func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []st
 		return blobs, nil // nothing readable to keep
 	}
 	row.TraceSHA256 = p.traceSHA
-	if p.traceBlob != nil && !v.stored[p.traceSHA] {
-		v.stored[p.traceSHA] = true
+	if p.traceBlob != nil && !v.stored.has(p.traceSHA) {
+		v.stored.add(p.traceSHA)
 		blobs = append(blobs, *p.traceBlob)
 	}
 	if p.metrics != nil {
 		row.MetricsSHA256 = sha256Hex(p.metrics)
-		if p.spec.traceSHA == "" && !v.stored[row.MetricsSHA256] { // a turn read from evidence has its row stored
-			v.stored[row.MetricsSHA256] = true
+		if p.spec.traceSHA == "" && !v.stored.has(row.MetricsSHA256) { // a turn read from evidence has its row stored
+			v.stored.add(row.MetricsSHA256)
 			blobs = append(blobs, store.Blob{SHA256: row.MetricsSHA256, Kind: store.BlobMetrics,
 				Encoding: store.EncodingIdentity, Size: int64(len(p.metrics)), Data: p.metrics})
 		}
 	}
 	for _, s := range p.snaps {
-		if s.sha == "" || v.stored[s.sha] || s.raw == nil {
+		if s.sha == "" || v.stored.has(s.sha) || s.raw == nil {
 			continue
 		}
-		v.stored[s.sha] = true
+		v.stored.add(s.sha)
 		b, err := e.compressBlob(store.BlobSnapshot, s.sha, s.raw)
 		if err != nil {
 			return nil, err

@@ -181,3 +181,44 @@ func (c *blobSnapshots) put(sha string, s *companyos.Snapshot) {
 	}
 	c.m[sha] = s
 }
+
+// blobSet is the blobs a pass has recorded, by sha256. A digest in
+// lowercase hex, as every digest assay computes is, is kept as its 32
+// bytes rather than its 64-byte string (docs/performance.md, "Verifying
+// many small turns"); any other name as it is.
+type blobSet struct {
+	digests map[[sha256.Size]byte]struct{}
+	other   map[string]struct{}
+}
+
+// digest is sha as 32 bytes, when it is a lowercase hex sha256.
+func digest(sha string) (d [sha256.Size]byte, ok bool) {
+	if len(sha) != 2*sha256.Size || !isHex(sha) {
+		return d, false
+	}
+	_, err := hex.Decode(d[:], []byte(sha))
+	return d, err == nil
+}
+
+func (s *blobSet) has(sha string) bool {
+	if d, ok := digest(sha); ok {
+		_, in := s.digests[d]
+		return in
+	}
+	_, in := s.other[sha]
+	return in
+}
+
+func (s *blobSet) add(sha string) {
+	if d, ok := digest(sha); ok {
+		if s.digests == nil {
+			s.digests = map[[sha256.Size]byte]struct{}{}
+		}
+		s.digests[d] = struct{}{}
+		return
+	}
+	if s.other == nil {
+		s.other = map[string]struct{}{}
+	}
+	s.other[sha] = struct{}{}
+}

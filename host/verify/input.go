@@ -480,20 +480,35 @@ type turnID struct {
 // of the line as a diagnostic. The line's values are not built into a tree
 // (an inline trace can be large); they are read again when the turn is scored.
 func decodeTurnLine(file, dir string, lineNo int, line []byte, defaultCandidate string) (*TurnSpec, diag.List) {
+	ts, _, ds := decodeTurn(file, dir, lineNo, line, defaultCandidate)
+	return ts, ds
+}
+
+// decodeTurn is decodeTurnLine that also returns where the line's inline
+// parts are (nil when the line's keys need encoding/json's own matching,
+// plainKeys), so that they are not found by parsing the line again.
+func decodeTurn(file, dir string, lineNo int, line []byte, defaultCandidate string) (*TurnSpec, *lineSpans, diag.List) {
 	src := jsonpos.Source{File: file, Src: line, Line: lineNo}
 	pos := diag.Pos{File: file, Line: lineNo, Col: 1}
 	o := jsonpos.Options{BuildDepth: 1, AllowUnknownFields: true}
 	var m metrics
 	root, err := jsonpos.Parse(line, o)
+	plain := false
 	if err == nil {
-		err = jsonpos.DecodeNode(line, root, &m, o)
+		// A plain line's metrics are read off the tree; any other, and any
+		// value the tree alone cannot decode as encoding/json would, goes
+		// through encoding/json, which says what is wrong.
+		if plain = root.Kind == jsonpos.Object && plainKeys(root); !plain || !m.fromTree(root) {
+			m = metrics{}
+			err = jsonpos.DecodeNode(line, root, &m, o)
+		}
 	}
 	if err != nil {
 		code := codeTurnsSyntax
 		if errors.Is(err, jsonpos.ErrType) {
 			code = codeTurnsField
 		}
-		return nil, diag.List{src.Diag(code, "not a valid turn", err)}
+		return nil, nil, diag.List{src.Diag(code, "not a valid turn", err)}
 	}
 	var diags diag.List
 	// member is the named member of the line's object, and where its key is.
@@ -552,9 +567,121 @@ func decodeTurnLine(file, dir string, lineNo int, line []byte, defaultCandidate 
 		}
 	}
 	if diags.HasErrors() {
-		return nil, diags
+		return nil, nil, diags
 	}
-	return ts, diags
+	if !plain {
+		return ts, nil, diags
+	}
+	sp := &lineSpans{}
+	for _, f := range []struct {
+		name string
+		span *[2]int
+	}{{"trace", &sp.trace}, {"state_before", &sp.before}, {"state_after", &sp.after}} {
+		if mb := root.Get(f.name); mb != nil {
+			*f.span = [2]int{mb.Value.Off, mb.Value.End}
+			if f.name == "trace" && mb.Value.Kind != jsonpos.Array {
+				*f.span = [2]int{} // null: no events
+			}
+		}
+	}
+	return ts, sp, diags
+}
+
+// lineKeys are the keys of a turns line that encoding/json matches to a
+// field, metrics' and inlineParts'.
+var lineKeys = [...]string{"label", "candidate", "persona", "latency_s", "cost_usd", "started_at", "finished_at",
+	"trace_file", "epoch", "trace", "state_before", "state_after"}
+
+// plainKeys reports whether the object's keys read the same by exact match
+// as by encoding/json's case-insensitive one: no key of lineKeys repeated,
+// and no other key another spelling of one of them.
+func plainKeys(root *jsonpos.Node) bool {
+	var seen uint32
+	for i := range root.Members {
+		key := root.Members[i].Key
+		exact := false
+		for k, name := range lineKeys {
+			if key == name {
+				if seen&(1<<k) != 0 {
+					return false
+				}
+				seen |= 1 << k
+				exact = true
+				break
+			}
+		}
+		if exact {
+			continue
+		}
+		for _, name := range lineKeys {
+			if strings.EqualFold(key, name) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fromTree decodes the metrics of a plain line (plainKeys) from its tree,
+// as encoding/json would: a string field takes a string and keeps its value
+// on null, a number field takes a number and is nil on null. It reports
+// false, having decoded part of it, for any value encoding/json would
+// refuse (a wrong type, a number out of range), which the caller decodes
+// with encoding/json for its error.
+func (m *metrics) fromTree(root *jsonpos.Node) bool {
+	str := func(v *jsonpos.Node, dst *string) bool {
+		switch v.Kind {
+		case jsonpos.String:
+			*dst = v.Text
+		case jsonpos.Null:
+		default:
+			return false
+		}
+		return true
+	}
+	num := func(v *jsonpos.Node, dst **float64) bool {
+		switch v.Kind {
+		case jsonpos.Number:
+			f, err := strconv.ParseFloat(v.Text, 64)
+			if err != nil {
+				return false
+			}
+			*dst = &f
+		case jsonpos.Null:
+			*dst = nil
+		default:
+			return false
+		}
+		return true
+	}
+	for i := range root.Members {
+		v := root.Members[i].Value
+		ok := true
+		switch root.Members[i].Key {
+		case "label":
+			ok = str(v, &m.Label)
+		case "candidate":
+			ok = str(v, &m.Candidate)
+		case "persona":
+			ok = str(v, &m.Persona)
+		case "started_at":
+			ok = str(v, &m.StartedAt)
+		case "finished_at":
+			ok = str(v, &m.FinishedAt)
+		case "trace_file":
+			ok = str(v, &m.TraceFile)
+		case "latency_s":
+			ok = num(v, &m.LatencyS)
+		case "cost_usd":
+			ok = num(v, &m.CostUSD)
+		case "epoch":
+			ok = num(v, &m.Epoch)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func resolve(dir, p string) string {
@@ -638,6 +765,98 @@ type inlineParts struct {
 	After  json.RawMessage   `json:"state_after"`
 }
 
+// lineSpans are where a plain turns line's inline parts are (decodeTurn):
+// the byte ranges of its trace array and its snapshots, empty when absent.
+type lineSpans struct {
+	trace, before, after [2]int
+}
+
+// maxHeldLine bounds a turns line kept in memory from when it is decoded
+// until its turn is prepared; a longer one is read again (lineRef).
+const maxHeldLine = 16 << 10
+
+// heldLine is a turns line read for a chunk of turns and kept until its
+// turn is prepared, with where its parts are: loading it neither reads
+// the file nor parses the line again (docs/performance.md, "Verifying
+// many small turns"). Its bytes are dropped once loaded; a second load
+// reads the line again through ref.
+type heldLine struct {
+	ref   lineRef
+	line  []byte
+	spans lineSpans
+}
+
+func (h *heldLine) load() (traceNDJSON, before, after []byte, err error) {
+	line := h.line
+	if line == nil {
+		return h.ref.load()
+	}
+	h.line = nil
+	part := func(sp [2]int) []byte {
+		if sp[1] == 0 {
+			return nil
+		}
+		return line[sp[0]:sp[1]:sp[1]]
+	}
+	var nd bytes.Buffer
+	if t := part(h.spans.trace); t != nil {
+		nd.Grow(len(t))
+		eachElement(t, func(e []byte) {
+			if err := json.Compact(&nd, e); err != nil {
+				nd.Write(e)
+			}
+			nd.WriteByte('\n')
+		})
+	}
+	return nd.Bytes(), part(h.spans.before), part(h.spans.after), nil
+}
+
+// eachElement calls f with the bytes of each element of arr, a valid JSON
+// array, as encoding/json gives them to a json.RawMessage: without the
+// white space around them.
+func eachElement(arr []byte, f func(elem []byte)) {
+	depth, start, inString := 0, -1, false
+	for i := 1; i < len(arr); i++ {
+		c := arr[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}':
+			depth--
+		case ']':
+			if depth == 0 {
+				if start >= 0 {
+					f(bytes.TrimRight(arr[start:i], " \t\r\n"))
+				}
+				return
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				f(bytes.TrimRight(arr[start:i], " \t\r\n"))
+				start = -1
+				continue
+			}
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+}
+
 // load reads the line again and returns its trace as NDJSON and its inline snapshots.
 func (l *lineRef) load() (traceNDJSON, before, after []byte, err error) {
 	buf := make([]byte, l.n)
@@ -649,9 +868,15 @@ func (l *lineRef) load() (traceNDJSON, before, after []byte, err error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	return inlinePartsOf(l.path, bytes.TrimRight(buf, "\r\n"))
+}
+
+// inlinePartsOf is a turns line's trace as NDJSON and its inline
+// snapshots, decoded by encoding/json.
+func inlinePartsOf(path string, line []byte) (traceNDJSON, before, after []byte, err error) {
 	var parts inlineParts
-	if err := json.Unmarshal(bytes.TrimRight(buf, "\r\n"), &parts); err != nil {
-		return nil, nil, nil, fmt.Errorf("reading turns file %s: the file changed while it was read: %w", l.path, err)
+	if err := json.Unmarshal(line, &parts); err != nil {
+		return nil, nil, nil, fmt.Errorf("reading turns file %s: the file changed while it was read: %w", path, err)
 	}
 	var nd bytes.Buffer
 	for _, e := range parts.Trace {

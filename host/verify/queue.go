@@ -121,7 +121,9 @@ func (e *Engine) ScoreRefs(ctx context.Context, run store.RunRow, refs []TurnRef
 	v.run, v.prior = &store.Run{ID: run.ID, Attempt: run.Attempt}, prior
 	specs := make([]*TurnSpec, len(refs))
 	for i, r := range refs {
-		v.stored[r.Trace], v.stored[r.Metrics], v.stored[r.Before], v.stored[r.After] = true, true, true, true
+		for _, sha := range []string{r.Trace, r.Metrics, r.Before, r.After} {
+			v.stored.add(sha)
+		}
 		row := store.TurnRow{Label: r.Label, Epoch: r.Epoch, TraceSHA256: r.Trace, MetricsSHA256: r.Metrics,
 			StateBeforeSHA256: r.Before, StateAfterSHA256: r.After}
 		ts, err := evidenceTurnFrom(run, row, metrics[r.Metrics])

@@ -141,11 +141,14 @@ type specReader struct {
 	f         *os.File
 	own       bool
 	ref       *turnsFile // the file each turn's line is read again through; nil: opened by path
-	r         *bufio.Reader
-	seg       int   // the segment being read
-	offset    int64 // where its next line starts; -1 before it is started
-	lineNo    int
-	n         int // turns read of the segment
+	// hold keeps each plain line of at most maxHeldLine bytes with its
+	// turn (heldLine), for a caller that drops the turns chunk by chunk.
+	hold   bool
+	r      *bufio.Reader
+	seg    int   // the segment being read
+	offset int64 // where its next line starts; -1 before it is started
+	lineNo int
+	n      int // turns read of the segment
 }
 
 // reader starts reading the candidate's segments; decode documents shared.
@@ -199,11 +202,16 @@ func (sr *specReader) next(max int) ([]TurnSpec, error) {
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
-			ts, ds := decodeTurnLine(tf.path, tf.dir, sr.lineNo, line, tf.defaultCandidate)
+			ts, spans, ds := decodeTurn(tf.path, tf.dir, sr.lineNo, line, tf.defaultCandidate)
 			if ts == nil || ts.Candidate != sr.candidate {
 				return nil, fmt.Errorf("reading turns file %s: line %d: %w: %v", tf.path, sr.lineNo, errTurnsChanged, ds)
 			}
-			ts.inline = &lineRef{path: tf.path, offset: start, n: len(line), file: sr.ref}
+			ref := lineRef{path: tf.path, offset: start, n: len(line), file: sr.ref}
+			if sr.hold && spans != nil && len(line) <= maxHeldLine {
+				ts.inline = &heldLine{ref: ref, line: line, spans: *spans}
+			} else {
+				ts.inline = &ref
+			}
 			ts.Root = tf.root
 			out = append(out, *ts)
 			sr.n++
