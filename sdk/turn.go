@@ -15,7 +15,7 @@ type Event struct {
 // ToolCall is one tool invocation (one runtime tool_start).
 type ToolCall struct {
 	Name string         `json:"name"`
-	Args map[string]any `json:"args"` // payload.tool_input or payload.args; empty map when absent
+	Args map[string]any `json:"args"` // payload.tool_input or payload.args; empty map when absent, nil for a scorer that declares NeedNoToolArgs
 }
 
 // Turn is what a trace says about one task turn (docs/trace.md).
