@@ -58,7 +58,7 @@ func (v *server) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (any, e
 		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
 	}
 	outs := v.score(ctx, cases)
-	resp := scorerpb.NewRawMessage(int(v.perResult.Load()) * (len(cases) + 1))
+	resp := scorerpb.NewRawMessage(respCap(v.perResult.Load(), len(cases)))
 	for i, o := range outs {
 		var ok bool
 		if resp.B, ok = scorerpb.AppendResult(resp.B, cases[i].ID, o.Result, o.Err); !ok {
@@ -67,6 +67,18 @@ func (v *server) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (any, e
 	}
 	v.perResult.Store(int64(len(resp.B) / max(len(cases), 1)))
 	return resp, nil
+}
+
+// maxRespCap bounds the buffer a response starts with: one batch of large
+// results must not make every later batch reserve that much up front (a
+// larger response still grows by append).
+const maxRespCap = 4 << 20
+
+// respCap is the buffer a response of n results starts with: the last
+// response's bytes a result for each of them and one more, at most
+// maxRespCap.
+func respCap(perResult int64, n int) int {
+	return int(min(perResult*int64(n+1), maxRespCap))
 }
 
 // score scores the cases and logs the ones that failed.
