@@ -38,16 +38,23 @@ type Blob struct {
 
 // blobKey is how company_eval_blobs stores the key sha256 (migration
 // 011_blob_keys): the 32 bytes a sha256 of 64 lowercase hex digits
-// encodes, or the bytes of any other text. Every API names a blob by its
-// hex sha256; only the table's key is stored this way, half the size.
+// encodes (Digest), or the bytes of any other text. Every API names a blob
+// by its hex sha256; only the table's key is stored this way, half the size.
 func blobKey(sha256 string) []byte {
-	if len(sha256) == 64 && isLowerHex(sha256) {
-		k := make([]byte, 32)
-		if _, err := hex.Decode(k, []byte(sha256)); err == nil {
-			return k
-		}
+	if d, ok := Digest(sha256); ok {
+		return d[:]
 	}
 	return []byte(sha256)
+}
+
+// Digest is the 32 bytes sha names when it is a sha256 in 64 lowercase hex
+// digits, as every digest assay computes is.
+func Digest(sha string) (d [32]byte, ok bool) {
+	if len(sha) != 2*len(d) || !isLowerHex(sha) {
+		return d, false
+	}
+	_, err := hex.Decode(d[:], []byte(sha))
+	return d, err == nil
 }
 
 func isLowerHex(s string) bool {

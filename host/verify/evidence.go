@@ -184,24 +184,16 @@ func (c *blobSnapshots) put(sha string, s *companyos.Snapshot) {
 
 // blobSet is the blobs a pass has recorded, by sha256. A digest in
 // lowercase hex, as every digest assay computes is, is kept as its 32
-// bytes rather than its 64-byte string (docs/performance.md, "Verifying
-// many small turns"); any other name as it is.
+// bytes (store.Digest, as the blob table keys it) rather than its 64-byte
+// string (docs/performance.md, "Verifying many small turns"); any other
+// name as it is.
 type blobSet struct {
 	digests map[[sha256.Size]byte]struct{}
 	other   map[string]struct{}
 }
 
-// digest is sha as 32 bytes, when it is a lowercase hex sha256.
-func digest(sha string) (d [sha256.Size]byte, ok bool) {
-	if len(sha) != 2*sha256.Size || !isHex(sha) {
-		return d, false
-	}
-	_, err := hex.Decode(d[:], []byte(sha))
-	return d, err == nil
-}
-
 func (s *blobSet) has(sha string) bool {
-	if d, ok := digest(sha); ok {
+	if d, ok := store.Digest(sha); ok {
 		_, in := s.digests[d]
 		return in
 	}
@@ -210,7 +202,7 @@ func (s *blobSet) has(sha string) bool {
 }
 
 func (s *blobSet) add(sha string) {
-	if d, ok := digest(sha); ok {
+	if d, ok := store.Digest(sha); ok {
 		if s.digests == nil {
 			s.digests = map[[sha256.Size]byte]struct{}{}
 		}
