@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/assay-eval/assay/host/invariant"
 	"github.com/assay-eval/assay/host/kpi"
 	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/host/pluginhost"
@@ -87,8 +88,8 @@ func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess boo
 	checker := kpi.NewChecker()
 	var p *pack.Pack
 	var diags diag.List
-	rt, err := a.startupWhile(c, needDB, func(m *pluginhost.Manifest, s *pack.Schema) {
-		p, diags = pack.Load(packPath, packOptionsOf(m, s, checker))
+	rt, err := a.startupWhile(c, needDB, func(m invariant.ManifestPlace, s invariant.SchemaPlace) {
+		p, diags = pack.Load(packPath, packOptionsOf(m.Manifest, s.Schema, checker))
 	})
 	if err != nil {
 		return nil, err

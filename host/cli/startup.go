@@ -96,7 +96,7 @@ func (a *app) startup(c *cli.Context, needDB bool) (*runtime, error) {
 // schema loaded, as the database opens (invariant.LoadWhile). while's work
 // is done even when the check then fails; its caller uses none of it then,
 // so a failed check is still the first and only thing the command reports.
-func (a *app) startupWhile(c *cli.Context, needDB bool, while func(*pluginhost.Manifest, *pack.Schema)) (*runtime, error) {
+func (a *app) startupWhile(c *cli.Context, needDB bool, while func(invariant.ManifestPlace, invariant.SchemaPlace)) (*runtime, error) {
 	rt, err := loadRuntime(c.Context, a.startupConfigOf(c, needDB), while)
 	if err != nil {
 		return nil, err
@@ -115,12 +115,8 @@ func (a *app) startupWhile(c *cli.Context, needDB bool, while func(*pluginhost.M
 // loadRuntime loads the three places (invariant.LoadWhile, running while,
 // when not nil, as the database opens) and computes the report, without
 // judging it.
-func loadRuntime(ctx context.Context, cfg invariant.Config, while func(*pluginhost.Manifest, *pack.Schema)) (*runtime, error) {
-	var during func(invariant.ManifestPlace, invariant.SchemaPlace)
-	if while != nil {
-		during = func(m invariant.ManifestPlace, s invariant.SchemaPlace) { while(m.Manifest, s.Schema) }
-	}
-	p := invariant.LoadWhile(ctx, cfg, during)
+func loadRuntime(ctx context.Context, cfg invariant.Config, while func(invariant.ManifestPlace, invariant.SchemaPlace)) (*runtime, error) {
+	p := invariant.LoadWhile(ctx, cfg, while)
 	if err := loadErr("startup check", p); err != nil {
 		p.Close()
 		return nil, err
