@@ -336,13 +336,14 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 // of results and no copy of them is held (docs/performance.md, "Verifying
 // many small turns").
 type passResults struct {
+	tasks int          // the pack's tasks: the length of first
 	first []TurnResult // by taskInfo.order; has says which are set
 	has   []bool
 	more  map[store.TurnKey]TurnResult
 	n     int
 }
 
-func (rs *passResults) put(info *taskInfo, tasks int, k store.TurnKey, r TurnResult) {
+func (rs *passResults) put(info *taskInfo, k store.TurnKey, r TurnResult) {
 	if k.Epoch != 1 {
 		if rs.more == nil {
 			rs.more = map[store.TurnKey]TurnResult{}
@@ -354,7 +355,7 @@ func (rs *passResults) put(info *taskInfo, tasks int, k store.TurnKey, r TurnRes
 		return
 	}
 	if rs.first == nil {
-		rs.first, rs.has = make([]TurnResult, tasks), make([]bool, tasks)
+		rs.first, rs.has = make([]TurnResult, rs.tasks), make([]bool, rs.tasks)
 	}
 	if !rs.has[info.order] {
 		rs.n++
@@ -369,16 +370,21 @@ func (v *pass) inTaskOrder(tasks []*pack.Task) []TurnResult {
 	rs := v.results
 	v.results = passResults{}
 	has := func(i int) bool { return rs.has != nil && rs.has[i] }
-	missing := func(t *pack.Task) TurnResult {
-		return TurnResult{Candidate: v.candidate, Label: t.Label, Epoch: 1, Persona: t.Persona,
-			Status: score.StatusMissing, Checks: []CheckResult{}, FailureTags: []string{}}
+	ofTask := func(r TurnResult, t *pack.Task) TurnResult {
+		r.weight, r.sliceTags = t.Weight, t.SliceTags
+		return r
+	}
+	// first is task i's epoch-1 result, or its missing result.
+	first := func(i int, t *pack.Task) TurnResult {
+		if has(i) {
+			return ofTask(rs.first[i], t)
+		}
+		return ofTask(TurnResult{Candidate: v.candidate, Label: t.Label, Epoch: 1, Persona: t.Persona,
+			Status: score.StatusMissing, Checks: []CheckResult{}, FailureTags: []string{}}, t)
 	}
 	if len(rs.more) == 0 && rs.first != nil {
 		for i, t := range tasks {
-			if !has(i) {
-				rs.first[i] = missing(t)
-			}
-			rs.first[i].weight, rs.first[i].sliceTags = t.Weight, t.SliceTags
+			rs.first[i] = first(i, t)
 		}
 		return rs.first
 	}
@@ -396,21 +402,11 @@ func (v *pass) inTaskOrder(tasks []*pack.Task) []TurnResult {
 	for i, t := range tasks {
 		es := epochs[t.Label]
 		sort.Ints(es)
-		if !has(i) && len(es) == 0 {
-			r := missing(t)
-			r.weight, r.sliceTags = t.Weight, t.SliceTags
-			results = append(results, r)
-			continue
-		}
-		if has(i) {
-			r := rs.first[i]
-			r.weight, r.sliceTags = t.Weight, t.SliceTags
-			results = append(results, r)
+		if has(i) || len(es) == 0 {
+			results = append(results, first(i, t))
 		}
 		for _, ep := range es {
-			r := rs.more[store.TurnKey{Label: t.Label, Epoch: ep}]
-			r.weight, r.sliceTags = t.Weight, t.SliceTags
-			results = append(results, r)
+			results = append(results, ofTask(rs.more[store.TurnKey{Label: t.Label, Epoch: ep}], t))
 		}
 	}
 	return results
@@ -686,13 +682,13 @@ func (e *Engine) finishChunk(ctx context.Context, v *pass, chunk []*prepared) (w
 		k := p.spec.key()
 		if p.reused != nil {
 			p.reused.Epoch = k.Epoch // a turn recorded before epochs is epoch 1
-			v.results.put(p.info, len(e.tasks), k, *p.reused)
+			v.results.put(p.info, k, *p.reused)
 			v.out.Reused++
 			continue
 		}
 		r := e.finish(ctx, v.candidate, p)
 		v.out.Diagnostics = append(v.out.Diagnostics, p.diags...)
-		v.results.put(p.info, len(e.tasks), k, r)
+		v.results.put(p.info, k, r)
 		if p.prior != nil {
 			if p.prior.Status == string(score.StatusUnscored) {
 				v.out.Retried = append(v.out.Retried, turnName(k))
@@ -727,7 +723,7 @@ func (e *Engine) finishChunk(ctx context.Context, v *pass, chunk []*prepared) (w
 // newPass is an empty pass of candidate, before its run is begun.
 func (e *Engine) newPass(candidate string) *pass {
 	return &pass{candidate: candidate, prior: map[store.TurnKey]store.TurnRow{},
-		out: &Outcome{Candidate: candidate}}
+		results: passResults{tasks: len(e.tasks)}, out: &Outcome{Candidate: candidate}}
 }
 
 // scoredRow is the row recording a scored turn as the next revision of its

@@ -54,7 +54,7 @@ func TestPassResultsInTaskOrder(t *testing.T) {
 			infos[tk.Label] = &taskInfo{task: tk, order: i}
 		}
 		byMap := map[store.TurnKey]TurnResult{}
-		v := &pass{candidate: "c"}
+		v := &pass{candidate: "c", results: passResults{tasks: len(tasks)}}
 		maxEpoch := 1 + rng.IntN(3)*rng.IntN(2)
 		for range rng.IntN(3 * (len(tasks) + 1)) {
 			if len(tasks) == 0 {
@@ -64,7 +64,7 @@ func TestPassResultsInTaskOrder(t *testing.T) {
 			k := store.TurnKey{Label: tk.Label, Epoch: 1 + rng.IntN(maxEpoch)}
 			r := TurnResult{Candidate: "c", Label: k.Label, Epoch: k.Epoch, Status: score.StatusScored, ToolCalls: rng.IntN(100)}
 			byMap[k] = r
-			v.results.put(infos[k.Label], len(tasks), k, r)
+			v.results.put(infos[k.Label], k, r)
 		}
 		want := inTaskOrderByMap("c", byMap, tasks)
 		got := v.inTaskOrder(tasks)
