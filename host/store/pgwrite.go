@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -228,13 +229,7 @@ func (s *Store) pgExec(ctx context.Context, stmts []pgStatement) error {
 	if len(stmts) == 0 {
 		return nil
 	}
-	plain := false
-	for _, st := range stmts {
-		if !s.pgConflicted[st.table].Load() {
-			plain = true
-		}
-	}
-	if plain {
+	if slices.ContainsFunc(stmts, func(st pgStatement) bool { return !s.pgConflicted[st.table].Load() }) {
 		err := s.pgRun(ctx, stmts, func(st pgStatement) string {
 			if s.pgConflicted[st.table].Load() {
 				return st.upsert
@@ -245,10 +240,7 @@ func (s *Store) pgExec(ctx context.Context, stmts []pgStatement) error {
 		if !errors.As(err, &pgErr) || pgErr.Code != pgUniqueViolation || ctx.Err() != nil {
 			return err
 		}
-		named := false
-		for _, st := range stmts {
-			named = named || tableOf[st.table] == pgErr.TableName
-		}
+		named := slices.ContainsFunc(stmts, func(st pgStatement) bool { return tableOf[st.table] == pgErr.TableName })
 		for _, st := range stmts {
 			if !named || tableOf[st.table] == pgErr.TableName {
 				s.pgConflicted[st.table].Store(true)
