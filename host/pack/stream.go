@@ -24,16 +24,12 @@ func streams(checks []Check) bool {
 // newTaskStream returns nil, for the tasks to be kept and the checks run on
 // the whole pack, unless stream is set and every check is a TaskChecker.
 func newTaskStream(checks []Check, stream bool) *taskStream {
-	if !stream {
+	if !stream || !streams(checks) {
 		return nil
 	}
 	ts := &taskStream{diags: make([]diag.List, len(checks))}
 	for _, chk := range checks {
-		tc, ok := chk.(TaskChecker)
-		if !ok {
-			return nil
-		}
-		ts.checks = append(ts.checks, tc.CheckTasks())
+		ts.checks = append(ts.checks, chk.(TaskChecker).CheckTasks())
 	}
 	return ts
 }
