@@ -17,24 +17,29 @@ import (
 )
 
 // evidenceTee is a trace on its way to the parser: what is read through it
-// is hashed and, when keep is set, gzipped into a buffer, so a trace is
-// hashed and compressed as it is parsed and never held whole
-// (docs/evidence.md).
+// is hashed and, when keep is set, kept: its first smallBlob bytes as they
+// are and, once it is longer, gzipped into a buffer, so a trace is hashed
+// and compressed as it is parsed and never held whole (docs/evidence.md).
 type evidenceTee struct {
 	src  io.Reader
 	h    hash.Hash
-	zw   *gzip.Writer
+	keep bool
+	raw  []byte       // what was read, while it is at most smallBlob bytes
+	zw   *gzip.Writer // compressing into buf, once more than smallBlob bytes were read
 	buf  bytes.Buffer
 	n    int64
 	pool *gzipPool
 }
 
+// smallBlob is the size up to which evidence is stored as it is
+// (encoding identity) rather than gzipped: on a few hundred bytes gzip
+// saves a few dozen at most (a three-event trace of 175 bytes becomes
+// 151, one of 42 becomes 70) for the compressor's work and its 1 MB of
+// tables per worker (docs/performance.md, "Verifying many small turns").
+const smallBlob = 512
+
 func (e *Engine) newEvidenceTee(src io.Reader, keep bool) *evidenceTee {
-	t := &evidenceTee{src: src, h: sha256.New(), pool: &e.gzips}
-	if keep {
-		t.zw = e.gzips.get(&t.buf)
-	}
-	return t
+	return &evidenceTee{src: src, h: sha256.New(), keep: keep, pool: &e.gzips}
 }
 
 // gzipPool keeps the gzip writers evidence is compressed with, at most as
@@ -74,8 +79,8 @@ func (t *evidenceTee) Read(p []byte) (int, error) {
 	if n > 0 {
 		t.h.Write(p[:n])
 		t.n += int64(n)
-		if t.zw != nil {
-			if _, werr := t.zw.Write(p[:n]); werr != nil {
+		if t.keep {
+			if werr := t.keepBytes(p[:n]); werr != nil {
 				return n, fmt.Errorf("compressing evidence: %w", werr)
 			}
 		}
@@ -83,15 +88,44 @@ func (t *evidenceTee) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// keepBytes keeps b, read after what was read before: as it is while the
+// whole is at most smallBlob bytes, then through a gzip writer that starts
+// with what was kept as it is.
+func (t *evidenceTee) keepBytes(b []byte) error {
+	if t.zw == nil {
+		if t.n <= smallBlob {
+			t.raw = append(t.raw, b...)
+			return nil
+		}
+		t.zw = t.pool.get(&t.buf)
+		if _, err := t.zw.Write(t.raw); err != nil {
+			return err
+		}
+		t.raw = nil
+	}
+	_, err := t.zw.Write(b)
+	return err
+}
+
 // finish reads what the parser left, and returns the sha256 of every byte
-// read and, when kept, the compressed blob.
+// read and, when kept, the blob: the bytes as they are when there are at
+// most smallBlob of them, else gzipped.
 func (t *evidenceTee) finish(kind string) (string, *store.Blob, error) {
 	if _, err := io.Copy(io.Discard, t); err != nil {
 		return "", nil, err
 	}
 	sha := hex.EncodeToString(t.h.Sum(nil))
-	if t.zw == nil {
+	if !t.keep {
 		return sha, nil, nil
+	}
+	t.keep = false
+	if t.zw == nil {
+		data := t.raw
+		if data == nil {
+			data = []byte{} // the column is NOT NULL
+		}
+		t.raw = nil
+		return sha, &store.Blob{SHA256: sha, Kind: kind, Encoding: store.EncodingIdentity, Size: t.n, Data: data}, nil
 	}
 	err := t.zw.Close()
 	t.pool.put(t.zw)
@@ -99,11 +133,11 @@ func (t *evidenceTee) finish(kind string) (string, *store.Blob, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("compressing evidence: %w", err)
 	}
-	return sha, &store.Blob{SHA256: sha, Kind: kind, Size: t.n, Data: bytes.Clone(t.buf.Bytes())}, nil
+	return sha, &store.Blob{SHA256: sha, Kind: kind, Encoding: store.EncodingGzip, Size: t.n, Data: bytes.Clone(t.buf.Bytes())}, nil
 }
 
-// compressBlob is the blob of bytes already in memory (a snapshot, a
-// metrics row).
+// compressBlob is the blob of bytes already in memory (a snapshot),
+// gzipped when it is longer than smallBlob.
 func (e *Engine) compressBlob(kind, sha string, raw []byte) (store.Blob, error) {
 	t := e.newEvidenceTee(bytes.NewReader(raw), true)
 	_, b, err := t.finish(kind)
