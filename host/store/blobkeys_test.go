@@ -20,6 +20,10 @@ func TestBlobKey(t *testing.T) {
 		"63 hex digits":        {hexKey[:63], []byte(hexKey[:63])},
 		"65 hex digits":        {hexKey + "0", []byte(hexKey + "0")},
 		"not hex":              {"snapshot-1", []byte("snapshot-1")},
+		"uppercase inside":     {hexKey[:31] + "A" + hexKey[32:], []byte(hexKey[:31] + "A" + hexKey[32:])},
+		"g at the end":         {hexKey[:63] + "g", []byte(hexKey[:63] + "g")},
+		"a byte past f":        {"`" + hexKey[1:], []byte("`" + hexKey[1:])},
+		"every digit":          {"0123456789abcdef" + hexKey[16:], append([]byte{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef}, want[8:]...)},
 		"empty":                {"", []byte{}},
 	}
 	for name, tt := range tests {

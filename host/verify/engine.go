@@ -748,23 +748,20 @@ func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []st
 		return blobs, nil // nothing readable to keep
 	}
 	row.TraceSHA256 = p.traceSHA
-	if p.traceBlob != nil && !v.stored.has(p.traceSHA) {
-		v.stored.add(p.traceSHA)
+	if p.traceBlob != nil && v.stored.insert(p.traceSHA) {
 		blobs = append(blobs, *p.traceBlob)
 	}
 	if p.metrics != nil {
 		row.MetricsSHA256 = sha256Hex(p.metrics)
-		if p.spec.traceSHA == "" && !v.stored.has(row.MetricsSHA256) { // a turn read from evidence has its row stored
-			v.stored.add(row.MetricsSHA256)
+		if p.spec.traceSHA == "" && v.stored.insert(row.MetricsSHA256) { // a turn read from evidence has its row stored
 			blobs = append(blobs, store.Blob{SHA256: row.MetricsSHA256, Kind: store.BlobMetrics,
 				Encoding: store.EncodingIdentity, Size: int64(len(p.metrics)), Data: p.metrics})
 		}
 	}
 	for _, s := range p.snaps {
-		if s.sha == "" || v.stored.has(s.sha) || s.raw == nil {
+		if s.sha == "" || s.raw == nil || !v.stored.insert(s.sha) {
 			continue
 		}
-		v.stored.add(s.sha)
 		b, err := e.compressBlob(store.BlobSnapshot, s.sha, s.raw)
 		if err != nil {
 			return nil, err

@@ -235,16 +235,27 @@ func (s *blobSet) has(sha string) bool {
 	return in
 }
 
-func (s *blobSet) add(sha string) {
+func (s *blobSet) add(sha string) { s.insert(sha) }
+
+// insert adds sha and reports whether it was not in the set before: one
+// decoding of the digest where has and add would make two.
+func (s *blobSet) insert(sha string) bool {
 	if d, ok := store.Digest(sha); ok {
+		if _, in := s.digests[d]; in {
+			return false
+		}
 		if s.digests == nil {
 			s.digests = map[[sha256.Size]byte]struct{}{}
 		}
 		s.digests[d] = struct{}{}
-		return
+		return true
+	}
+	if _, in := s.other[sha]; in {
+		return false
 	}
 	if s.other == nil {
 		s.other = map[string]struct{}{}
 	}
 	s.other[sha] = struct{}{}
+	return true
 }

@@ -89,6 +89,11 @@ func TestBlobSet(t *testing.T) {
 				t.Fatalf("after adding %q: has(%q) = %v, want %v", names[:i], m, got, j < i)
 			}
 		}
-		s.add(n)
+		if !s.insert(n) {
+			t.Fatalf("insert(%q) = false for a name not added, want true", n)
+		}
+		if s.insert(n) {
+			t.Fatalf("insert(%q) = true the second time, want false", n)
+		}
 	}
 }
