@@ -90,7 +90,7 @@ func (s *Store) sqliteUpsertPackTasks(ctx context.Context, tasks []PackTask, tag
 		return wrapf(packTasksWhat+": begin", err)
 	}
 	defer tx.Rollback()
-	var at any = now
+	at := s.sqliteTime(now)
 	err = s.sq.packs.exec(ctx, tx, len(tasks), func(args []any, i int) []any {
 		t := &tasks[i]
 		return append(args, t.PackSHA256, t.Company, t.Label, t.Scorer, t.Weight, tags[i], at)

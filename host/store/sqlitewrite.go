@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"strings"
 	"sync"
+	"time"
 )
 
 // SQLite bulk writes (docs/storage.md, "Recording"): multi-row INSERTs of
@@ -169,7 +170,7 @@ func (s *Store) sqliteRecord(ctx context.Context, blobs []Blob, turns []TurnRow)
 		return wrapf(what+": begin", err)
 	}
 	defer tx.Rollback()
-	var now any = s.now()
+	now := s.sqliteTime(s.now())
 	err = s.sq.blobs.exec(ctx, tx, len(blobs), func(args []any, i int) []any {
 		b := &blobs[i]
 		return append(args, blobKey(b.SHA256), b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data, now)
@@ -187,4 +188,16 @@ func (s *Store) sqliteRecord(ctx context.Context, blobs []Blob, turns []TurnRow)
 		return wrapf(what+": commit", err)
 	}
 	return nil
+}
+
+// sqliteTime is t as the bulk inserts bind it: the text the driver would
+// write for it (modernc.org/sqlite formats a time.Time with String unless
+// the DSN's _time_format, _time_integer_format or _timezone say
+// otherwise), formatted once for every row of a transaction instead of
+// once a row; t itself when the DSN sets one of those.
+func (s *Store) sqliteTime(t time.Time) any {
+	if !s.timeText {
+		return t
+	}
+	return t.String()
 }

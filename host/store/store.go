@@ -42,6 +42,10 @@ type Store struct {
 	dialect Dialect
 	now     func() time.Time
 	sq      *sqliteInserts // SQLite's prepared bulk inserts
+	// timeText: the SQLite driver writes a time.Time as its String(), so
+	// the bulk inserts format their one time once (sqliteTime). False when
+	// the DSN sets one of the driver's time parameters.
+	timeText bool
 	// pgConflicted marks the tables whose plain bulk insert has hit a
 	// stored key: their writes use the ON CONFLICT form from then on
 	// (pgInsertTurns).
@@ -171,6 +175,7 @@ func openSQLite(ctx context.Context, dsn string, o options) (*Store, error) {
 		}
 		s := newStore(db, SQLite)
 		s.retries = attempt
+		s.timeText = !strings.Contains(dsn, "_time")
 		if isSQLiteMemory(dsn) {
 			// Every connection to :memory: is its own database.
 			s.db.SetMaxOpenConns(1)
