@@ -845,7 +845,8 @@ type snapshotCache struct {
 func (e *Engine) prepare(ctx context.Context, v *pass, ts *TurnSpec, cache *snapshotCache) *prepared {
 	p := &prepared{spec: ts, info: e.tasks[ts.Label]}
 	if prior, ok := v.prior[ts.key()]; ok {
-		p.prior = &prior
+		pr := prior // a copy on the heap only for a turn recorded before
+		p.prior = &pr
 	}
 	var inline, beforeSrc, afterSrc []byte
 	var err error

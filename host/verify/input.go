@@ -488,6 +488,19 @@ func decodeTurnLine(file, dir string, lineNo int, line []byte, defaultCandidate 
 // parts are (nil when the line's keys need encoding/json's own matching,
 // plainKeys), so that they are not found by parsing the line again.
 func decodeTurn(file, dir string, lineNo int, line []byte, defaultCandidate string) (*TurnSpec, *lineSpans, diag.List) {
+	ts := new(TurnSpec)
+	spans, ok, ds := decodeTurnTo(ts, file, dir, lineNo, line, defaultCandidate)
+	if !ok {
+		return nil, nil, ds
+	}
+	return ts, spans, ds
+}
+
+// decodeTurnTo is decodeTurn into *ts, which it overwrites whole; ok is
+// false for a line that is not a valid turn (*ts is then not one). The
+// index and a pass's reader decode into a TurnSpec of their own, instead
+// of a new one a line (docs/performance.md, "Verifying many small turns").
+func decodeTurnTo(ts *TurnSpec, file, dir string, lineNo int, line []byte, defaultCandidate string) (*lineSpans, bool, diag.List) {
 	src := jsonpos.Source{File: file, Src: line, Line: lineNo}
 	pos := diag.Pos{File: file, Line: lineNo, Col: 1}
 	o := jsonpos.Options{BuildDepth: 1, AllowUnknownFields: true}
@@ -499,8 +512,9 @@ func decodeTurn(file, dir string, lineNo int, line []byte, defaultCandidate stri
 		// value the tree alone cannot decode as encoding/json would, goes
 		// through encoding/json, which says what is wrong.
 		if plain = root.Kind == jsonpos.Object && plainKeys(root); !plain || !m.fromTree(root) {
-			m = metrics{}
-			err = jsonpos.DecodeNode(line, root, &m, o)
+			slow := new(metrics) // on the heap only on this path
+			err = jsonpos.DecodeNode(line, root, slow, o)
+			m = *slow
 		}
 	}
 	if err != nil {
@@ -508,7 +522,7 @@ func decodeTurn(file, dir string, lineNo int, line []byte, defaultCandidate stri
 		if errors.Is(err, jsonpos.ErrType) {
 			code = codeTurnsField
 		}
-		return nil, nil, diag.List{src.Diag(code, "not a valid turn", err)}
+		return nil, false, diag.List{src.Diag(code, "not a valid turn", err)}
 	}
 	var diags diag.List
 	// member is the named member of the line's object, and where its key is.
@@ -521,7 +535,7 @@ func decodeTurn(file, dir string, lineNo int, line []byte, defaultCandidate stri
 	if m.Label == "" {
 		diags = append(diags, diag.Errorf(pos, codeTurnsField, "turn has no label"))
 	}
-	ts := &TurnSpec{Candidate: cmp.Or(m.Candidate, defaultCandidate), Label: m.Label, Epoch: 1, Persona: m.Persona, LatencyS: m.LatencyS, CostUSD: m.CostUSD, Pos: pos}
+	*ts = TurnSpec{Candidate: cmp.Or(m.Candidate, defaultCandidate), Label: m.Label, Epoch: 1, Persona: m.Persona, LatencyS: m.LatencyS, CostUSD: m.CostUSD, Pos: pos}
 	if ts.Epoch, err = epochOf(m.Epoch); err != nil {
 		_, ep := member("epoch")
 		diags = append(diags, diag.Errorf(ep, codeTurnsField, "%v", err))
@@ -567,10 +581,10 @@ func decodeTurn(file, dir string, lineNo int, line []byte, defaultCandidate stri
 		}
 	}
 	if diags.HasErrors() {
-		return nil, nil, diags
+		return nil, false, diags
 	}
 	if !plain {
-		return ts, nil, diags
+		return nil, true, diags
 	}
 	sp := &lineSpans{}
 	for _, f := range []struct {
@@ -584,7 +598,7 @@ func decodeTurn(file, dir string, lineNo int, line []byte, defaultCandidate stri
 			}
 		}
 	}
-	return ts, sp, diags
+	return sp, true, diags
 }
 
 // lineKeys are the keys of a turns line that encoding/json matches to a

@@ -202,8 +202,10 @@ func (sr *specReader) next(max int) ([]TurnSpec, error) {
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
-			ts, spans, ds := decodeTurn(tf.path, tf.dir, sr.lineNo, line, tf.defaultCandidate)
-			if ts == nil || ts.Candidate != sr.candidate {
+			out = append(out, TurnSpec{})
+			ts := &out[len(out)-1]
+			spans, ok, ds := decodeTurnTo(ts, tf.path, tf.dir, sr.lineNo, line, tf.defaultCandidate)
+			if !ok || ts.Candidate != sr.candidate {
 				return nil, fmt.Errorf("reading turns file %s: line %d: %w: %v", tf.path, sr.lineNo, errTurnsChanged, ds)
 			}
 			ref := lineRef{path: tf.path, offset: start, n: len(line), file: sr.ref}
@@ -213,7 +215,6 @@ func (sr *specReader) next(max int) ([]TurnSpec, error) {
 				ts.inline = &ref
 			}
 			ts.Root = tf.root
-			out = append(out, *ts)
 			sr.n++
 		}
 		if sr.offset < sg.end {
@@ -247,6 +248,7 @@ func indexTurnsFile(path, defaultCandidate string, opts ...ReadOption) ([]*Input
 	ix := &indexer{file: tf, byName: map[string]*Input{}, labels: map[string]uint32{}, seen: turnSet{}, isTask: readConfigOf(opts).isTask}
 	r := bufio.NewReaderSize(f, 64<<10)
 	var offset int64
+	var scratch TurnSpec // each line's turn, while it is indexed
 	for lineNo := 1; ; lineNo++ {
 		line, n, err := readLine(r, maxTurnLine)
 		start := offset
@@ -271,9 +273,13 @@ func indexTurnsFile(path, defaultCandidate string, opts ...ReadOption) ([]*Input
 			}
 			continue
 		}
-		ts, ds := decodeTurnLine(path, tf.dir, lineNo, line, defaultCandidate)
+		_, ok, ds := decodeTurnTo(&scratch, path, tf.dir, lineNo, line, defaultCandidate)
 		ix.diags = append(ix.diags, ds...)
-		ix.add(ts, pos, start, offset)
+		if ok {
+			ix.add(&scratch, pos, start, offset)
+		} else {
+			ix.add(nil, pos, start, offset)
+		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
