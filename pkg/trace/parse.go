@@ -188,7 +188,7 @@ func parse(file string, r io.Reader, maxLine int, lim limits) (*Turn, diag.List,
 		file: file,
 		lim:  lim,
 		turn: &Turn{
-			Events:        make([]Event, 0, 16), // grown as needed: most of a short trace's cost was a capacity of 64
+			Events:        make([]Event, 0, smallTrace), // grown as needed: most of a short trace's cost was a capacity of 64, then 16
 			ToolCalls:     []ToolCall{},
 			ErrorMessages: []string{},
 			Phases:        []string{},
@@ -253,7 +253,7 @@ func parse(file string, r io.Reader, maxLine int, lim limits) (*Turn, diag.List,
 		}
 	}
 	p.finish()
-	if n := len(p.turn.Events); n <= smallTrace {
+	if n := len(p.turn.Events); n < cap(p.turn.Events) && n <= smallTrace {
 		// A short trace keeps its events at their length: thousands of
 		// turns are in flight while a run is scored (docs/performance.md).
 		p.turn.Events = append(make([]Event, 0, n), p.turn.Events...)
