@@ -28,8 +28,11 @@ func TestBlobKey(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := blobKey(tt.sha); !bytes.Equal(got, tt.want) {
-				t.Errorf("blobKey(%q) = %x, want %x", tt.sha, got, tt.want)
+			if got := blobKey(tt.sha); !bytes.Equal(got, tt.want) || got == nil {
+				t.Errorf("blobKey(%q) = %x (nil %v), want %x", tt.sha, got, got == nil, tt.want)
+			}
+			if got := appendBlobKey([]byte("pre"), tt.sha); !bytes.Equal(got, append([]byte("pre"), tt.want...)) {
+				t.Errorf("appendBlobKey(pre, %q) = %x, want pre then %x", tt.sha, got, tt.want)
 			}
 		})
 	}

@@ -40,10 +40,15 @@ type Blob struct {
 // encodes (Digest), or the bytes of any other text. Every API names a blob
 // by its hex sha256; only the table's key is stored this way, half the size.
 func blobKey(sha256 string) []byte {
+	return appendBlobKey(make([]byte, 0, len(sha256)/2), sha256) // never nil: an empty key is not NULL
+}
+
+// appendBlobKey appends blobKey(sha256) to dst.
+func appendBlobKey(dst []byte, sha256 string) []byte {
 	if d, ok := Digest(sha256); ok {
-		return d[:]
+		return append(dst, d[:]...)
 	}
-	return []byte(sha256)
+	return append(dst, sha256...)
 }
 
 // Digest is the 32 bytes sha names when it is a sha256 in 64 lowercase hex

@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"strings"
 	"sync"
@@ -171,9 +172,12 @@ func (s *Store) sqliteRecord(ctx context.Context, blobs []Blob, turns []TurnRow)
 	}
 	defer tx.Rollback()
 	now := s.sqliteTime(s.now())
+	keys := make([]byte, 0, len(blobs)*sha256.Size) // the chunk's keys, one allocation
 	err = s.sq.blobs.exec(ctx, tx, len(blobs), func(args []any, i int) []any {
 		b := &blobs[i]
-		return append(args, blobKey(b.SHA256), b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data, now)
+		start := len(keys)
+		keys = appendBlobKey(keys, b.SHA256)
+		return append(args, keys[start:len(keys):len(keys)], b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data, now)
 	})
 	if err != nil {
 		return wrapf(evidenceWhat, err)
