@@ -677,7 +677,7 @@ func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v 
 // nil without a store.
 func (e *Engine) finishChunk(ctx context.Context, v *pass, chunk []*prepared) (write func() error, err error) {
 	rows := make([]store.TurnRow, 0, len(chunk))
-	var blobs []store.Blob
+	blobs := make([]store.Blob, 0, 2*len(chunk)) // a trace and a metrics row a turn
 	for _, p := range chunk {
 		k := p.spec.key()
 		if p.reused != nil {
