@@ -255,8 +255,7 @@ func decodeSplit(file string, src []byte, schema *Schema, opts Options, c *colle
 		return nil
 	}
 	tk, tv := root.get("tasks")
-	if tk == nil || tk.pos.Line != sp.keyLine || tk.pos.Col != 1 || tv.kind != kNull || tv.y.Kind != yaml.ScalarNode ||
-		tv.y.Value != "" || tv.y.Tag != "!!null" {
+	if tk == nil || tk.pos.Line != sp.keyLine || tk.pos.Col != 1 || tv.kind != kNull || !tv.yscal || tv.value() != "" {
 		return nil
 	}
 	seq := &node{kind: kSeq, pos: diag.Pos{File: file, Line: int(sp.chunks[0].line), Col: sp.indent + 1}, size: 1}

@@ -55,14 +55,13 @@ func (d *decoder) scalarPos(n *node) ScalarPos {
 // (so columns are bytes). Its position is its start and nothing more, as
 // scalarPosFull finds (TestScalarPosFastSame).
 func (d *decoder) oneLinePlain(n *node) (ScalarPos, bool) {
-	y := n.y
-	if y.Kind != yaml.ScalarNode || styleOf(y) != Plain {
+	if !n.yscal || n.style != Plain {
 		return ScalarPos{}, false
 	}
 	line, ok := d.lineBytes(n.pos.Line)
 	c := n.pos.Col - 1
 	if !ok || c < 0 || c >= len(line) || c > d.asciiPrefix(n.pos.Line, line) || line[c] == '!' || line[c] == '&' ||
-		string(line[c:]) != y.Value {
+		string(line[c:]) != n.value() {
 		return ScalarPos{}, false
 	}
 	return ScalarPos{Pos: n.pos, Style: Plain}, true
@@ -70,9 +69,8 @@ func (d *decoder) oneLinePlain(n *node) (ScalarPos, bool) {
 
 // scalarPosFull is scalarPos for any scalar.
 func (d *decoder) scalarPosFull(n *node) ScalarPos {
-	y := n.y
-	sp := ScalarPos{Pos: n.pos, Style: styleOf(y)}
-	if y.Kind != yaml.ScalarNode {
+	sp := ScalarPos{Pos: n.pos, Style: n.style}
+	if !n.yscal {
 		return sp
 	}
 	runes, ok := d.lineRunes(n.pos.Line) // shared and cached: read only
@@ -98,11 +96,11 @@ func (d *decoder) scalarPosFull(n *node) ScalarPos {
 	case Literal, Folded:
 		lines = d.blockLines(n.pos.Line, runes, c)
 	case SingleQuoted, DoubleQuoted:
-		lines = d.quotedLines(n.pos.Line, runes, c, sp.Style == DoubleQuoted, utf8.RuneCountInString(y.Value))
+		lines = d.quotedLines(n.pos.Line, runes, c, sp.Style == DoubleQuoted, utf8.RuneCountInString(n.value()))
 	default:
-		lines = d.plainLines(n.pos.Line, runes, c, utf8.RuneCountInString(y.Value))
+		lines = d.plainLines(n.pos.Line, runes, c, utf8.RuneCountInString(n.value()))
 	}
-	sp.Runs, sp.Lines = align([]rune(y.Value), lines, n.pos.File)
+	sp.Runs, sp.Lines = align([]rune(n.value()), lines, n.pos.File)
 	// Lines are for block and multi-line scalars; one run that starts where
 	// At would start without runs says no more than no runs (a pack's many
 	// one-line expressions are kept small).

@@ -182,7 +182,7 @@ func TestScalarPosFastSame(t *testing.T) {
 			if n == nil {
 				return
 			}
-			if n.kind == kString && n.y != nil {
+			if n.kind == kString {
 				if got, ok := d.oneLinePlain(n); ok {
 					applied++
 					if want := d.scalarPosFull(n); !cmp.Equal(want, got) {

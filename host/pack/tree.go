@@ -33,9 +33,9 @@ func (k valueKind) String() string {
 // and keeping the position of its source. Nodes reached through an alias are
 // shared, so the tree is a DAG whose expanded size is bounded by the builder.
 type node struct {
-	y     *yaml.Node // the source node
 	pos   diag.Pos
-	str   string         // scalars: the value as written (strings: the string)
+	str   string         // scalars: the value (numbers: normalised; else as written)
+	raw   string         // scalars whose value as written is not str: as written
 	num   float64        // kInt, kFloat
 	items []*node        // kSeq: the items; kMap: the values, in the order of keys
 	keys  []mkey         // kMap: the keys, in source order
@@ -43,7 +43,17 @@ type node struct {
 	size  int32          // number of nodes once aliases are expanded
 	bytes int64          // bytes of scalars and keys once aliases are expanded
 	kind  valueKind
-	b     bool // kBool
+	style ScalarStyle // scalars: how the value was written
+	yscal bool        // the source is a YAML scalar (not a list, a mapping or an empty document)
+	b     bool        // kBool
+}
+
+// value is a scalar's value as written.
+func (n *node) value() string {
+	if n.raw != "" {
+		return n.raw
+	}
+	return n.str
 }
 
 // mkey is a mapping key: always a string.
@@ -132,12 +142,12 @@ func (b *builder) pos(y *yaml.Node) diag.Pos {
 
 func (b *builder) build(y *yaml.Node) *node {
 	if b.stopped {
-		return &node{kind: kNull, y: y, pos: b.pos(y), size: 1}
+		return b.null(y)
 	}
 	switch y.Kind {
 	case yaml.DocumentNode:
 		if len(y.Content) == 0 {
-			return &node{kind: kNull, y: y, pos: b.pos(y), size: 1}
+			return b.null(y)
 		}
 		return b.build(y.Content[0])
 	case yaml.AliasNode:
@@ -155,7 +165,7 @@ func (b *builder) build(y *yaml.Node) *node {
 	var n *node
 	switch y.Kind {
 	case yaml.SequenceNode:
-		n = &node{kind: kSeq, y: y, pos: b.pos(y), size: 1, items: make([]*node, 0, len(y.Content))}
+		n = &node{kind: kSeq, pos: b.pos(y), size: 1, items: make([]*node, 0, len(y.Content))}
 		for _, c := range y.Content {
 			item := b.build(c)
 			n.items = append(n.items, item)
@@ -173,6 +183,12 @@ func (b *builder) build(y *yaml.Node) *node {
 	return n
 }
 
+// null is the stand-in for a value that could not be built, or the empty
+// document: no value, but y's style and value as written.
+func (b *builder) null(y *yaml.Node) *node {
+	return &node{kind: kNull, pos: b.pos(y), size: 1, raw: y.Value, yscal: y.Kind == yaml.ScalarNode, style: styleOf(y)}
+}
+
 func addSize(a, b int32) int32 {
 	if s := int64(a) + int64(b); s <= math.MaxInt32 {
 		return int32(s)
@@ -184,11 +200,11 @@ func (b *builder) alias(y *yaml.Node) *node {
 	t := y.Alias
 	if t == nil {
 		b.diags.add(diag.Errorf(b.pos(y), CodeSyntax, "alias *%s refers to no anchor", y.Value), "")
-		return &node{kind: kNull, y: y, pos: b.pos(y), size: 1}
+		return b.null(y)
 	}
 	if b.building[t] {
 		b.diags.add(diag.Errorf(b.pos(y), CodeSyntax, "alias *%s refers to a value that contains it", y.Value), "")
-		return &node{kind: kNull, y: y, pos: b.pos(y), size: 1}
+		return b.null(y)
 	}
 	n := b.build(t)
 	b.aliases++
@@ -212,7 +228,7 @@ func (b *builder) alias(y *yaml.Node) *node {
 
 func (b *builder) mapping(y *yaml.Node) *node {
 	pairs := len(y.Content) / 2
-	n := &node{kind: kMap, y: y, pos: b.pos(y), size: 1, keys: make([]mkey, 0, pairs), items: make([]*node, 0, pairs)}
+	n := &node{kind: kMap, pos: b.pos(y), size: 1, keys: make([]mkey, 0, pairs), items: make([]*node, 0, pairs)}
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(y.Content); i += 2 {
 		ky, vy := y.Content[i], y.Content[i+1]
@@ -292,7 +308,7 @@ func yamlKind(y *yaml.Node) string {
 }
 
 func (b *builder) scalar(y *yaml.Node) *node {
-	n := &node{kind: kString, y: y, pos: b.pos(y), str: y.Value, size: 1, bytes: int64(len(y.Value))}
+	n := &node{kind: kString, pos: b.pos(y), str: y.Value, size: 1, bytes: int64(len(y.Value)), yscal: true, style: styleOf(y)}
 	switch y.ShortTag() {
 	case "!!null":
 		n.kind = kNull
@@ -324,6 +340,9 @@ func (b *builder) scalar(y *yaml.Node) *node {
 			break
 		}
 		n.kind, n.num, n.str = kFloat, f, strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	if n.str != y.Value {
+		n.raw = y.Value
 	}
 	return n
 }
