@@ -3,6 +3,7 @@ package pack
 import (
 	"bytes"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/assay-eval/assay/pkg/diag"
@@ -45,8 +46,23 @@ type fastYAML struct {
 	buf     []byte            // a block scalar's value as it is read
 }
 
-// fastSlab is how many nodes (or items, or keys) are allocated at once: a
-// group of tasks has a few hundred.
+// fastReaders keeps the readers' line lists, stacks and string maps from
+// one group of tasks to the next.
+var fastReaders = sync.Pool{New: func() any { return &fastYAML{strs: map[string]string{}} }}
+
+// release gives p back to fastReaders, keeping nothing of what it read:
+// its nodes belong to the tree it returned.
+func (p *fastYAML) release() {
+	clear(p.lines)
+	clear(p.vals)
+	clear(p.keys)
+	clear(p.strs)
+	*p = fastYAML{lines: p.lines[:0], vals: p.vals[:0], keys: p.keys[:0], strs: p.strs, buf: p.buf[:0]}
+	fastReaders.Put(p)
+}
+
+// fastSlab is how many more nodes (or items, or keys) are allocated at
+// once when a group of tasks has more than fastSeq counted.
 const fastSlab = 256
 
 // node returns a new node from the slab, at line and column col of the
@@ -124,7 +140,13 @@ func fastSeq(src []byte, indent int, file string, lineOff int) ([]*node, bool) {
 	if !plainText(src) || bytes.ContainsAny(src, "\t\r#'\"\\") {
 		return nil, false
 	}
-	p := &fastYAML{ok: true, lines: make([]yline, 0, bytes.Count(src, []byte{'\n'})+1), strs: map[string]string{}, file: file, lineOff: lineOff}
+	p := fastReaders.Get().(*fastYAML)
+	defer p.release()
+	p.ok, p.file, p.lineOff = true, file, lineOff
+	// Every line holds at most one key and one value, an item's line one
+	// more (its mapping), a flow list one a comma more than its line's.
+	flow := bytes.Count(src, []byte{','}) + bytes.Count(src, []byte{'['})
+	items := 0
 	num := 0
 	trailing := false
 	for len(src) > 0 {
@@ -149,9 +171,14 @@ func fastSeq(src []byte, indent int, file string, lineOff int) ([]*node, bool) {
 		if trailing || line[len(line)-1] == ' ' {
 			return nil, false // a blank line before text, or trailing blanks
 		}
+		if line[ind] == '-' {
+			items++
+		}
 		p.lines = append(p.lines, yline{num: num, ind: ind, text: line[ind:]})
 		p.endNL = src != nil
 	}
+	nodes := len(p.lines) + items + flow + 1
+	p.slab, p.ptrs, p.mkeys = make([]node, 0, nodes), make([]*node, 0, nodes), make([]mkey, 0, len(p.lines))
 	if len(p.lines) == 0 || p.lines[0].num != 1 || p.lines[0].ind != indent {
 		return nil, false
 	}
@@ -339,9 +366,9 @@ func (p *fastYAML) block(num, ind, col int, style byte) *node {
 	n := p.node(kString, num, col+1)
 	n.str, n.bytes, n.yscal = string(b), int64(len(b)), true
 	if style == '>' {
-		n.style = Folded
+		n.style = uint8(Folded)
 	} else {
-		n.style = Literal
+		n.style = uint8(Literal)
 	}
 	return n
 }

@@ -55,7 +55,7 @@ func (d *decoder) scalarPos(n *node) ScalarPos {
 // (so columns are bytes). Its position is its start and nothing more, as
 // scalarPosFull finds (TestScalarPosFastSame).
 func (d *decoder) oneLinePlain(n *node) (ScalarPos, bool) {
-	if !n.yscal || n.style != Plain {
+	if !n.yscal || ScalarStyle(n.style) != Plain {
 		return ScalarPos{}, false
 	}
 	line, ok := d.lineBytes(n.pos.Line)
@@ -69,7 +69,7 @@ func (d *decoder) oneLinePlain(n *node) (ScalarPos, bool) {
 
 // scalarPosFull is scalarPos for any scalar.
 func (d *decoder) scalarPosFull(n *node) ScalarPos {
-	sp := ScalarPos{Pos: n.pos, Style: n.style}
+	sp := ScalarPos{Pos: n.pos, Style: ScalarStyle(n.style)}
 	if !n.yscal {
 		return sp
 	}

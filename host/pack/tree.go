@@ -40,12 +40,12 @@ type node struct {
 	items []*node        // kSeq: the items; kMap: the values, in the order of keys
 	keys  []mkey         // kMap: the keys, in source order
 	index map[string]int // kMap with more than indexFrom keys: key -> position in keys
-	size  int32          // number of nodes once aliases are expanded
 	bytes int64          // bytes of scalars and keys once aliases are expanded
+	size  int32          // number of nodes once aliases are expanded
 	kind  valueKind
-	style ScalarStyle // scalars: how the value was written
-	yscal bool        // the source is a YAML scalar (not a list, a mapping or an empty document)
-	b     bool        // kBool
+	style uint8 // scalars: how the value was written, a ScalarStyle (one byte: a pack's tasks have many nodes)
+	yscal bool  // the source is a YAML scalar (not a list, a mapping or an empty document)
+	b     bool  // kBool
 }
 
 // value is a scalar's value as written.
@@ -186,7 +186,7 @@ func (b *builder) build(y *yaml.Node) *node {
 // null is the stand-in for a value that could not be built, or the empty
 // document: no value, but y's style and value as written.
 func (b *builder) null(y *yaml.Node) *node {
-	return &node{kind: kNull, pos: b.pos(y), size: 1, raw: y.Value, yscal: y.Kind == yaml.ScalarNode, style: styleOf(y)}
+	return &node{kind: kNull, pos: b.pos(y), size: 1, raw: y.Value, yscal: y.Kind == yaml.ScalarNode, style: uint8(styleOf(y))}
 }
 
 func addSize(a, b int32) int32 {
@@ -308,7 +308,7 @@ func yamlKind(y *yaml.Node) string {
 }
 
 func (b *builder) scalar(y *yaml.Node) *node {
-	n := &node{kind: kString, pos: b.pos(y), str: y.Value, size: 1, bytes: int64(len(y.Value)), yscal: true, style: styleOf(y)}
+	n := &node{kind: kString, pos: b.pos(y), str: y.Value, size: 1, bytes: int64(len(y.Value)), yscal: true, style: uint8(styleOf(y))}
 	switch y.ShortTag() {
 	case "!!null":
 		n.kind = kNull
