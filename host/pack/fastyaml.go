@@ -40,6 +40,7 @@ type fastYAML struct {
 	vals    []*node           // the values of the collections being read
 	keys    []mkey            // the keys of the mappings being read
 	slab    []node            // nodes are allocated from it
+	left    int               // how many more nodes fastSeq counted
 	ptrs    []*node           // and their items
 	mkeys   []mkey            // and their keys
 	strs    map[string]string // the keys read, to share their strings
@@ -61,15 +62,18 @@ func (p *fastYAML) release() {
 	fastReaders.Put(p)
 }
 
-// fastSlab is how many more nodes (or items, or keys) are allocated at
-// once when a group of tasks has more than fastSeq counted.
-const fastSlab = 256
+// fastSlab is the most nodes allocated at once: 32 KB, the largest
+// allocation the runtime makes from its size classes (a larger one gets
+// pages of its own, which cost more peak memory); and how many items or
+// keys more are allocated when a group has more than fastSeq counted.
+const fastSlab = 224
 
 // node returns a new node from the slab, at line and column col of the
 // text.
 func (p *fastYAML) node(kind valueKind, line, col int) *node {
 	if len(p.slab) == cap(p.slab) {
-		p.slab = make([]node, 0, fastSlab)
+		size := min(max(p.left, 16), fastSlab)
+		p.slab, p.left = make([]node, 0, size), p.left-size
 	}
 	p.slab = append(p.slab, node{kind: kind, pos: diag.Pos{File: p.file, Line: line + p.lineOff, Col: col}, size: 1})
 	return &p.slab[len(p.slab)-1]
@@ -178,7 +182,7 @@ func fastSeq(src []byte, indent int, file string, lineOff int) ([]*node, bool) {
 		p.endNL = src != nil
 	}
 	nodes := len(p.lines) + items + flow + 1
-	p.slab, p.ptrs, p.mkeys = make([]node, 0, nodes), make([]*node, 0, nodes), make([]mkey, 0, len(p.lines))
+	p.left, p.ptrs, p.mkeys = nodes, make([]*node, 0, nodes), make([]mkey, 0, len(p.lines))
 	if len(p.lines) == 0 || p.lines[0].num != 1 || p.lines[0].ind != indent {
 		return nil, false
 	}
