@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -172,6 +173,11 @@ func parse(file string, src []byte, opts Options, c *collector, split, stream bo
 		c.add(d, "")
 		return nil, 0, false
 	}
+	// The hash is taken beside the decoding, which does not change src.
+	var sum [sha256.Size]byte
+	var hashed sync.WaitGroup
+	hashed.Go(func() { sum = sha256.Sum256(src) })
+	defer hashed.Wait() // src may be freed once parse returns
 	schema := opts.Schema
 	if schema == nil {
 		schema = EmbeddedSchema()
@@ -190,7 +196,7 @@ func parse(file string, src []byte, opts Options, c *collector, split, stream bo
 			return nil, 0, false
 		}
 	}
-	sum := sha256.Sum256(src)
+	hashed.Wait()
 	p.Path, p.SHA256 = file, hex.EncodeToString(sum[:])
 	if ts == nil {
 		p.Source = src // not for the streamed checks: the source may be freed when Validate returns
