@@ -41,6 +41,7 @@ type fastSchema struct {
 	minLen   int
 	maxLen   int
 	pattern  jsonschema.Regexp
+	class    *classPattern // the pattern without its regexp, when it is a class pattern
 	min      *big.Rat
 	max      *big.Rat
 	exMin    *big.Rat
@@ -133,6 +134,7 @@ func compileFast(s *jsonschema.Schema) *fastSchema {
 		f.minItems, f.maxItems = intOr(s.MinItems), intOr(s.MaxItems)
 		f.minLen, f.maxLen = intOr(s.MinLength), intOr(s.MaxLength)
 		f.pattern = s.Pattern
+		f.class = newClassPattern(s.Pattern)
 		f.min, f.max, f.exMin, f.exMax = s.Minimum, s.Maximum, s.ExclusiveMinimum, s.ExclusiveMaximum
 		var okMin, okMax, okExMin, okExMax bool
 		f.minI, okMin = int64Bound(f.min)
@@ -326,6 +328,9 @@ func (f *fastSchema) strOK(s string) bool {
 		if f.minLen >= 0 && l < f.minLen || f.maxLen >= 0 && l > f.maxLen {
 			return false
 		}
+	}
+	if f.class != nil {
+		return f.class.MatchString(s)
 	}
 	return f.pattern == nil || f.pattern.MatchString(s)
 }
