@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/assay-eval/assay/pkg/diag"
 )
 
 // Half of reading a large pack was yaml.v3 scanning and parsing its tasks,
@@ -35,7 +33,7 @@ type fastYAML struct {
 	i       int
 	ok      bool
 	endNL   bool // the last line of text has a line break
-	file    string
+	file    *string
 	lineOff int               // added to every line
 	vals    []*node           // the values of the collections being read
 	keys    []mkey            // the keys of the mappings being read
@@ -66,7 +64,7 @@ func (p *fastYAML) release() {
 // allocation the runtime makes from its size classes (a larger one gets
 // pages of its own, which cost more peak memory); and how many items or
 // keys more are allocated when a group has more than fastSeq counted.
-const fastSlab = 224
+const fastSlab = 256
 
 // node returns a new node from the slab, at line and column col of the
 // text.
@@ -75,7 +73,7 @@ func (p *fastYAML) node(kind valueKind, line, col int) *node {
 		size := min(max(p.left, 16), fastSlab)
 		p.slab, p.left = make([]node, 0, size), p.left-size
 	}
-	p.slab = append(p.slab, node{kind: kind, pos: diag.Pos{File: p.file, Line: line + p.lineOff, Col: col}, size: 1})
+	p.slab = append(p.slab, node{kind: kind, at: newAt(p.file, line+p.lineOff, col), size: 1})
 	return &p.slab[len(p.slab)-1]
 }
 
@@ -140,7 +138,7 @@ func (p *fastYAML) str(b []byte) string {
 // fastSeq reads src, a block list whose items start at column indent+1,
 // into the items the builder makes of yaml.v3's reading of it (the lines
 // of file counted from lineOff+1), or reports that it cannot.
-func fastSeq(src []byte, indent int, file string, lineOff int) ([]*node, bool) {
+func fastSeq(src []byte, indent int, file *string, lineOff int) ([]*node, bool) {
 	if !plainText(src) || bytes.ContainsAny(src, "\t\r#'\"\\") {
 		return nil, false
 	}
@@ -239,7 +237,7 @@ func (p *fastYAML) mapping(ind int) *node {
 				return nil
 			}
 		}
-		key := mkey{str: p.str(l.text[:k]), pos: diag.Pos{File: p.file, Line: l.num + p.lineOff, Col: ind + 1}}
+		key := mkey{str: p.str(l.text[:k]), at: newAt(p.file, l.num+p.lineOff, ind+1)}
 		rest := l.text[k+1:]
 		p.i++
 		var val *node

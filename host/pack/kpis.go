@@ -46,7 +46,7 @@ func (d *decoder) checkKPIs(t *Task, path string, scorerNode *node, kpisKey *mke
 				}
 			}
 			if len(types) == 0 {
-				d.errf(k.pos, CodeUnknownKPI, "", "%s", unknownKPIMessage(path, k.str, desc.ID, combines, sources))
+				d.errf(k.pos(), CodeUnknownKPI, "", "%s", unknownKPIMessage(path, k.str, desc.ID, combines, sources))
 				continue
 			}
 			declared++
@@ -54,9 +54,9 @@ func (d *decoder) checkKPIs(t *Task, path string, scorerNode *node, kpisKey *mke
 		}
 	}
 	if combines && declared == 0 {
-		pos := scorerNode.pos
+		pos := scorerNode.pos()
 		if kpisKey != nil {
-			pos = kpisKey.pos
+			pos = kpisKey.pos()
 		}
 		d.errf(pos, CodeUnknownKPI, "composite", "%s: scorer %s combines the scorers that declare the task's KPI keys, and no installed scorer declares any of them",
 			path, desc.ID)
@@ -106,7 +106,7 @@ func (d *decoder) checkKPIValue(v *node, path string, types []scorer.ValueType) 
 
 func kpiTypeError(v *node, path string, vt scorer.ValueType) (diag.Diagnostic, bool) {
 	bad := func(n *node, p, want string) (diag.Diagnostic, bool) {
-		return diag.Errorf(n.pos, CodeType, "%s: want %s, got %s", p, want, n.describe()), false
+		return diag.Errorf(n.pos(), CodeType, "%s: want %s, got %s", p, want, n.describe()), false
 	}
 	switch vt {
 	case scorer.Bool:
@@ -142,11 +142,11 @@ func kpiTypeError(v *node, path string, vt scorer.ValueType) (diag.Diagnostic, b
 
 func stringListError(v *node, path string) (diag.Diagnostic, bool) {
 	if v.kind != kSeq {
-		return diag.Errorf(v.pos, CodeType, "%s: want a list of strings, got %s", path, v.describe()), false
+		return diag.Errorf(v.pos(), CodeType, "%s: want a list of strings, got %s", path, v.describe()), false
 	}
 	for i, it := range v.items {
 		if it.kind != kString {
-			return diag.Errorf(it.pos, CodeType, "%s[%d]: want a string, got %s (quote it)", path, i, it.describe()), false
+			return diag.Errorf(it.pos(), CodeType, "%s[%d]: want a string, got %s (quote it)", path, i, it.describe()), false
 		}
 	}
 	return diag.Diagnostic{}, true

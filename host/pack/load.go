@@ -261,10 +261,10 @@ func decodeSplit(file string, src []byte, schema *Schema, opts Options, c *colle
 		return nil
 	}
 	tk, tv := root.get("tasks")
-	if tk == nil || tk.pos.Line != sp.keyLine || tk.pos.Col != 1 || tv.kind != kNull || !tv.yscal || tv.value() != "" {
+	if tk == nil || tk.pos().Line != sp.keyLine || tk.pos().Col != 1 || tv.kind != kNull || !tv.yscal || tv.value() != "" {
 		return nil
 	}
-	seq := &node{kind: kSeq, pos: diag.Pos{File: file, Line: int(sp.chunks[0].line), Col: sp.indent + 1}, size: 1}
+	seq := &node{kind: kSeq, at: newAt(&file, int(sp.chunks[0].line), sp.indent+1), size: 1}
 	for i := range root.keys {
 		if root.items[i] == tv {
 			root.items[i] = seq

@@ -186,7 +186,7 @@ func TestScalarPosFastSame(t *testing.T) {
 				if got, ok := d.oneLinePlain(n); ok {
 					applied++
 					if want := d.scalarPosFull(n); !cmp.Equal(want, got) {
-						t.Errorf("%s: line %d: oneLinePlain = %+v, scalarPosFull = %+v", in.name, n.pos.Line, got, want)
+						t.Errorf("%s: line %d: oneLinePlain = %+v, scalarPosFull = %+v", in.name, n.pos().Line, got, want)
 					}
 				}
 			}

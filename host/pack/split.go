@@ -249,7 +249,7 @@ func (d *decoder) parseTasks(out []parsedTask, from int) {
 	first, last := d.split.chunks[from], d.split.chunks[from+len(out)-1]
 	text := d.src[first.start:last.end]
 	lineOff := int(first.line) - 1
-	if items, ok := fastSeq(text, d.split.indent, d.file, lineOff); ok {
+	if items, ok := fastSeq(text, d.split.indent, &d.file, lineOff); ok {
 		if len(items) != len(out) {
 			return
 		}
