@@ -135,7 +135,7 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 	}
 	t := &Task{Pos: d.itemPos(v), Weight: 1}
 	if _, lv := v.get("label"); lv != nil {
-		if s, ok := d.str(lv, path+".label"); ok {
+		if s, ok := d.strAt(lv, path, ".label"); ok {
 			t.Label = s
 			if prev, dup := labels[s]; dup {
 				d.errf(lv.pos(), CodeDupLabel, "", "%s.label: %q is already the label of tasks[%d] (line %d)", path, clip(s), prev.index, prev.line)
@@ -145,7 +145,7 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 		}
 	}
 	if _, pv := v.get("persona"); pv != nil {
-		if s, ok := d.str(pv, path+".persona"); ok {
+		if s, ok := d.strAt(pv, path, ".persona"); ok {
 			t.Persona = d.intern(s)
 			if personas != nil && !personas[s] {
 				d.errf(pv.pos(), CodePersona, "", "%s.persona: %q is not one of the pack's personas (%s)%s",
@@ -156,7 +156,7 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 	t.Prompt = d.optStr(v, "prompt", path)
 	var scorerNode *node
 	if _, sv := v.get("scorer"); sv != nil {
-		if s, ok := d.str(sv, path+".scorer"); ok {
+		if s, ok := d.strAt(sv, path, ".scorer"); ok {
 			t.Scorer = scorer.ID(d.intern(s))
 			scorerNode = sv
 			d.checkScorer(sv, path, s)
@@ -207,7 +207,7 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 		} else {
 			names := map[string]diag.Pos{}
 			for j, item := range cv.items {
-				if c := d.celCheck(item, fmt.Sprintf("%s.cel[%d]", path, j), names); c != nil {
+				if c := d.celCheck(item, path+".cel["+strconv.Itoa(j)+"]", names); c != nil {
 					t.CEL = append(t.CEL, c)
 				}
 			}
@@ -249,7 +249,7 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 	}
 	c := &CELCheck{Pos: d.itemPos(v), Weight: 1}
 	if _, nv := v.get("name"); nv != nil {
-		if s, ok := d.str(nv, path+".name"); ok {
+		if s, ok := d.strAt(nv, path, ".name"); ok {
 			c.Name = d.intern(s)
 			if prev, dup := names[s]; dup {
 				d.errf(nv.pos(), CodeDuplicate, "", "%s.name: the task already has a CEL check named %q (line %d)", path, clip(s), prev.Line)
@@ -263,7 +263,7 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 	// compile a stand-in for them.
 	exprOK := false
 	if _, ev := v.get("expr"); ev != nil {
-		if s, ok := d.str(ev, path+".expr"); ok {
+		if s, ok := d.strAt(ev, path, ".expr"); ok {
 			c.Expr, exprOK = d.intern(s), true
 			c.ExprPos = d.scalarPos(ev)
 		}
@@ -598,8 +598,17 @@ func (d *decoder) optStr(m *node, key, path string) string {
 	if v == nil {
 		return ""
 	}
-	s, _ := d.str(v, path+"."+key)
+	s, _ := d.strAt(v, path, ".", key)
 	return s
+}
+
+// strAt is str of the value at the path its parts join to, joined only for
+// a message (nearly every value is a string).
+func (d *decoder) strAt(v *node, path ...string) (string, bool) {
+	if v.kind == kString {
+		return v.str, true
+	}
+	return d.str(v, strings.Join(path, ""))
 }
 
 func (d *decoder) number(v *node, path string) (float64, bool) {

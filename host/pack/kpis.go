@@ -50,7 +50,7 @@ func (d *decoder) checkKPIs(t *Task, path string, scorerNode *node, kpisKey *mke
 				continue
 			}
 			declared++
-			d.checkKPIValue(kpis.items[i], fmt.Sprintf("%s.kpis.%s", path, k.str), types)
+			d.checkKPIValue(kpis.items[i], path, k.str, types)
 		}
 	}
 	if combines && declared == 0 {
@@ -88,20 +88,18 @@ func unknownKPIMessage(path, key string, id scorer.ID, combines bool, sources []
 	return msg + " (known: " + strings.Join(keys, ", ") + ")"
 }
 
-// checkKPIValue reports a value matching none of the declared types, at the
-// value (or at the first list item or map entry that is wrong).
-func (d *decoder) checkKPIValue(v *node, path string, types []scorer.ValueType) {
-	var first *diag.Diagnostic
+// checkKPIValue reports a value of KPI key of the task at path matching
+// none of the declared types, at the value (or at the first list item or
+// map entry that is wrong). Its path in the message, path.kpis.key, is only
+// joined when there is a message.
+func (d *decoder) checkKPIValue(v *node, path, key string, types []scorer.ValueType) {
 	for _, vt := range types {
-		dg, ok := kpiTypeError(v, path, vt)
-		if ok {
+		if _, ok := kpiTypeError(v, "", vt); ok {
 			return
 		}
-		if first == nil {
-			first = &dg
-		}
 	}
-	d.c.add(*first, "")
+	dg, _ := kpiTypeError(v, path+".kpis."+key, types[0])
+	d.c.add(dg, "")
 }
 
 func kpiTypeError(v *node, path string, vt scorer.ValueType) (diag.Diagnostic, bool) {
