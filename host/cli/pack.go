@@ -58,10 +58,6 @@ func (a *app) packValidate(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return invalidf("pack validate: name at least one PACK file")
 	}
-	// The CEL environment is built on first use, by the first task's check,
-	// on the path every task's decoding waits on: it is built on another
-	// processor while the startup check runs and the pack is read and split.
-	go kpi.Env()
 	// Packs are checked against what is installed: the startup check first,
 	// then the installed scorers' KPI keys and the CEL compiler.
 	rt, err := a.startup(c, false)
