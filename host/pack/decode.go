@@ -163,7 +163,7 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 		}
 	}
 	if _, wv := v.get("weight"); wv != nil {
-		if w, ok := d.number(wv, path+".weight"); ok {
+		if w, ok := d.numberAt(wv, path, ".weight"); ok {
 			if w <= 0 {
 				d.errf(wv.pos(), CodeWeights, "", "%s.weight: want a weight > 0, got %s", path, wv.str)
 			}
@@ -617,6 +617,15 @@ func (d *decoder) number(v *node, path string) (float64, bool) {
 		return 0, false
 	}
 	return v.num, true
+}
+
+// numberAt is number of the value at the path its parts join to, joined
+// only for a message.
+func (d *decoder) numberAt(v *node, path ...string) (float64, bool) {
+	if v.kind == kInt || v.kind == kFloat {
+		return v.num, true
+	}
+	return d.number(v, strings.Join(path, ""))
 }
 
 func (d *decoder) integer(v *node, path string) (int, bool) {
