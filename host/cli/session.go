@@ -112,6 +112,10 @@ func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess boo
 	if diags.HasErrors() || p == nil {
 		return nil, &ExitError{Code: ExitInvalid, Err: fmt.Errorf("pack %s is not valid", packPath)}
 	}
+	// The source is for rendering the load's diagnostics, done above; the
+	// session's commands read none of it (a 10,000-task pack's is 3 MB,
+	// held for the whole run otherwise).
+	p.Source = nil
 	hopts, err := a.hostOptions(c, inProcess)
 	if err != nil {
 		return nil, err

@@ -75,7 +75,7 @@ func (d *decoder) pack(root *node) *Pack {
 	if _, v := root.get("schema_version"); v != nil {
 		if s, ok := d.str(v, "schema_version"); ok {
 			if s != SchemaVersion {
-				d.errf(v.pos, CodeValue, "", "schema_version: want %q, got %q", SchemaVersion, clip(s))
+				d.errf(v.pos(), CodeValue, "", "schema_version: want %q, got %q", SchemaVersion, clip(s))
 			}
 			p.SchemaVersion = s
 		}
@@ -94,7 +94,7 @@ func (d *decoder) pack(root *node) *Pack {
 	}
 	if _, v := root.get("tasks"); v != nil {
 		if v.kind != kSeq {
-			d.errf(v.pos, CodeType, "", "tasks: want a list of tasks, got %s", v.describe())
+			d.errf(v.pos(), CodeType, "", "tasks: want a list of tasks, got %s", v.describe())
 		} else {
 			var personas map[string]bool
 			if personasOK {
@@ -135,20 +135,20 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 	}
 	t := &Task{Pos: d.itemPos(v), Weight: 1}
 	if _, lv := v.get("label"); lv != nil {
-		if s, ok := d.str(lv, path+".label"); ok {
+		if s, ok := d.strAt(lv, path, ".label"); ok {
 			t.Label = s
 			if prev, dup := labels[s]; dup {
-				d.errf(lv.pos, CodeDupLabel, "", "%s.label: %q is already the label of tasks[%d] (line %d)", path, clip(s), prev.index, prev.line)
+				d.errf(lv.pos(), CodeDupLabel, "", "%s.label: %q is already the label of tasks[%d] (line %d)", path, clip(s), prev.index, prev.line)
 			} else {
-				labels[s] = labelUse{int32(i), int32(lv.pos.Line)}
+				labels[s] = labelUse{int32(i), int32(lv.pos().Line)}
 			}
 		}
 	}
 	if _, pv := v.get("persona"); pv != nil {
-		if s, ok := d.str(pv, path+".persona"); ok {
+		if s, ok := d.strAt(pv, path, ".persona"); ok {
 			t.Persona = d.intern(s)
 			if personas != nil && !personas[s] {
-				d.errf(pv.pos, CodePersona, "", "%s.persona: %q is not one of the pack's personas (%s)%s",
+				d.errf(pv.pos(), CodePersona, "", "%s.persona: %q is not one of the pack's personas (%s)%s",
 					path, clip(s), strings.Join(personaList, ", "), didYouMean(s, personaList))
 			}
 		}
@@ -156,16 +156,16 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 	t.Prompt = d.optStr(v, "prompt", path)
 	var scorerNode *node
 	if _, sv := v.get("scorer"); sv != nil {
-		if s, ok := d.str(sv, path+".scorer"); ok {
+		if s, ok := d.strAt(sv, path, ".scorer"); ok {
 			t.Scorer = scorer.ID(d.intern(s))
 			scorerNode = sv
 			d.checkScorer(sv, path, s)
 		}
 	}
 	if _, wv := v.get("weight"); wv != nil {
-		if w, ok := d.number(wv, path+".weight"); ok {
+		if w, ok := d.numberAt(wv, path, ".weight"); ok {
 			if w <= 0 {
-				d.errf(wv.pos, CodeWeights, "", "%s.weight: want a weight > 0, got %s", path, wv.str)
+				d.errf(wv.pos(), CodeWeights, "", "%s.weight: want a weight > 0, got %s", path, wv.str)
 			}
 			t.Weight = w
 		}
@@ -176,14 +176,14 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 	kk, kv := v.get("kpis")
 	if kv != nil {
 		if kv.kind != kMap {
-			d.errf(kv.pos, CodeType, "", "%s.kpis: want a mapping of KPI keys to values, got %s", path, kv.describe())
+			d.errf(kv.pos(), CodeType, "", "%s.kpis: want a mapping of KPI keys to values, got %s", path, kv.describe())
 			kv = nil
 		} else {
 			t.KPIs = d.kpiMap(kv)
 			t.kpiPos = make([]kpiPos, len(kv.keys))
 			for j, key := range kv.keys {
-				vp := kv.items[j].pos
-				t.kpiPos[j] = kpiPos{key: key.str, keyLine: int32(key.pos.Line), keyCol: int32(key.pos.Col),
+				vp := kv.items[j].pos()
+				t.kpiPos[j] = kpiPos{key: key.str, keyLine: int32(key.pos().Line), keyCol: int32(key.pos().Col),
 					valueLine: int32(vp.Line), valueCol: int32(vp.Col)}
 			}
 		}
@@ -195,7 +195,7 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 		if _, mv := sv.get("max_tool_calls"); mv != nil {
 			if n, ok := d.integer(mv, path+".safety.max_tool_calls"); ok {
 				if n < 0 {
-					d.errf(mv.pos, CodeRange, "", "%s.safety.max_tool_calls: want a count >= 0, got %d", path, n)
+					d.errf(mv.pos(), CodeRange, "", "%s.safety.max_tool_calls: want a count >= 0, got %d", path, n)
 				}
 				t.Safety.MaxToolCalls = &n
 			}
@@ -203,11 +203,11 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 	}
 	if _, cv := v.get("cel"); cv != nil {
 		if cv.kind != kSeq {
-			d.errf(cv.pos, CodeType, "", "%s.cel: want a list of CEL checks, got %s", path, cv.describe())
+			d.errf(cv.pos(), CodeType, "", "%s.cel: want a list of CEL checks, got %s", path, cv.describe())
 		} else {
 			names := map[string]diag.Pos{}
 			for j, item := range cv.items {
-				if c := d.celCheck(item, fmt.Sprintf("%s.cel[%d]", path, j), names); c != nil {
+				if c := d.celCheck(item, path+".cel["+strconv.Itoa(j)+"]", names); c != nil {
 					t.CEL = append(t.CEL, c)
 				}
 			}
@@ -225,7 +225,7 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 func (d *decoder) checkScorer(sv *node, path, id string) {
 	if !d.schema.allowsScorer(id) {
 		enum := d.schema.ScorerEnum()
-		d.errf(sv.pos, CodeUnknownScore, "", "%s.scorer: %q is not in the schema's scorer enum (%s)%s",
+		d.errf(sv.pos(), CodeUnknownScore, "", "%s.scorer: %q is not in the schema's scorer enum (%s)%s",
 			path, clip(id), strings.Join(enum, ", "), didYouMean(id, enum))
 		return
 	}
@@ -238,7 +238,7 @@ func (d *decoder) checkScorer(sv *node, path, id string) {
 			installed = append(installed, string(k))
 		}
 		slices.Sort(installed)
-		d.errf(sv.pos, CodeUnknownScore, "", "%s.scorer: %q has no installed plugin (installed: %s)",
+		d.errf(sv.pos(), CodeUnknownScore, "", "%s.scorer: %q has no installed plugin (installed: %s)",
 			path, id, strings.Join(installed, ", "))
 	}
 }
@@ -249,12 +249,12 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 	}
 	c := &CELCheck{Pos: d.itemPos(v), Weight: 1}
 	if _, nv := v.get("name"); nv != nil {
-		if s, ok := d.str(nv, path+".name"); ok {
+		if s, ok := d.strAt(nv, path, ".name"); ok {
 			c.Name = d.intern(s)
 			if prev, dup := names[s]; dup {
-				d.errf(nv.pos, CodeDuplicate, "", "%s.name: the task already has a CEL check named %q (line %d)", path, clip(s), prev.Line)
+				d.errf(nv.pos(), CodeDuplicate, "", "%s.name: the task already has a CEL check named %q (line %d)", path, clip(s), prev.Line)
 			} else {
-				names[s] = nv.pos
+				names[s] = nv.pos()
 			}
 		}
 	}
@@ -263,7 +263,7 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 	// compile a stand-in for them.
 	exprOK := false
 	if _, ev := v.get("expr"); ev != nil {
-		if s, ok := d.str(ev, path+".expr"); ok {
+		if s, ok := d.strAt(ev, path, ".expr"); ok {
 			c.Expr, exprOK = d.intern(s), true
 			c.ExprPos = d.scalarPos(ev)
 		}
@@ -280,7 +280,7 @@ func (d *decoder) celCheck(v *node, path string, names map[string]diag.Pos) *CEL
 	if _, wv := v.get("weight"); wv != nil {
 		if w, ok := d.number(wv, path+".weight"); ok {
 			if w < 0 {
-				d.errf(wv.pos, CodeWeights, "", "%s.weight: want a weight >= 0, got %s", path, wv.str)
+				d.errf(wv.pos(), CodeWeights, "", "%s.weight: want a weight >= 0, got %s", path, wv.str)
 			}
 			c.Weight = w
 		}
@@ -308,7 +308,7 @@ func (d *decoder) scoring(k *mkey, v *node) Scoring {
 		}
 		*dst = w
 		if w < 0 || w > 1 {
-			d.errf(wv.pos, CodeWeights, "", "scoring.%s: want a weight in [0, 1], got %s", key, wv.str)
+			d.errf(wv.pos(), CodeWeights, "", "scoring.%s: want a weight in [0, 1], got %s", key, wv.str)
 			return false
 		}
 		return true
@@ -318,7 +318,7 @@ func (d *decoder) scoring(k *mkey, v *node) Scoring {
 	if pw && kw {
 		if sum := s.ProcessWeight + s.KPIWeight; math.Abs(sum-1) > weightTolerance {
 			pk, _ := v.get("process_weight")
-			d.errf(pk.pos, CodeWeights, "", "scoring: process_weight + kpi_weight = %s; want 1.0 (within %g)",
+			d.errf(pk.pos(), CodeWeights, "", "scoring: process_weight + kpi_weight = %s; want 1.0 (within %g)",
 				formatFloat(sum), weightTolerance)
 		}
 	}
@@ -326,7 +326,7 @@ func (d *decoder) scoring(k *mkey, v *node) Scoring {
 		if _, rv := v.get(key); rv != nil {
 			if r, ok := d.number(rv, "scoring."+key); ok {
 				if r < 0 || r > 1 {
-					d.errf(rv.pos, CodeRange, "", "scoring.%s: want a rate in [0, 1], got %s", key, rv.str)
+					d.errf(rv.pos(), CodeRange, "", "scoring.%s: want a rate in [0, 1], got %s", key, rv.str)
 				}
 				*dst = r
 			}
@@ -345,7 +345,7 @@ func (d *decoder) scoring(k *mkey, v *node) Scoring {
 			return nil
 		}
 		if x < 0 {
-			d.errf(lv.pos, CodeRange, "", "scoring.%s: want a limit >= 0, got %s", key, lv.str)
+			d.errf(lv.pos(), CodeRange, "", "scoring.%s: want a limit >= 0, got %s", key, lv.str)
 		}
 		return &x
 	}
@@ -369,7 +369,7 @@ func (d *decoder) scoring(k *mkey, v *node) Scoring {
 		if _, nv := pv.get("shadow_runs"); nv != nil {
 			if n, ok := d.integer(nv, "scoring.promotion.shadow_runs"); ok {
 				if n < 0 {
-					d.errf(nv.pos, CodeRange, "", "scoring.promotion.shadow_runs: want a count >= 0, got %d", n)
+					d.errf(nv.pos(), CodeRange, "", "scoring.promotion.shadow_runs: want a count >= 0, got %d", n)
 				}
 				s.Promotion.ShadowRuns = n
 			}
@@ -380,7 +380,7 @@ func (d *decoder) scoring(k *mkey, v *node) Scoring {
 		if _, mv := pv.get("regression_min_delta"); mv != nil {
 			if x, ok := d.number(mv, "scoring.promotion.regression_min_delta"); ok {
 				if x < 0 || x > 1 {
-					d.errf(mv.pos, CodeRange, "", "scoring.promotion.regression_min_delta: want a score difference in [0, 1], got %s", mv.str)
+					d.errf(mv.pos(), CodeRange, "", "scoring.promotion.regression_min_delta: want a score difference in [0, 1], got %s", mv.str)
 				}
 				s.Promotion.RegressionMinDelta = x
 			}
@@ -400,14 +400,14 @@ func (d *decoder) passHatK(key *mkey, v *node) *PassHatK {
 	if _, kv := v.get("k"); kv != nil {
 		k, isInt := d.integer(kv, path+".k")
 		if isInt && k < 1 {
-			d.errf(kv.pos, CodeRange, "", "%s.k: want a number of epochs >= 1, got %d", path, k)
+			d.errf(kv.pos(), CodeRange, "", "%s.k: want a number of epochs >= 1, got %d", path, k)
 		}
 		g.K, ok = k, ok && isInt && k >= 1
 	}
 	if _, vv := v.get("value"); vv != nil {
 		x, isNum := d.number(vv, path+".value")
 		if isNum && (x < 0 || x > 1) {
-			d.errf(vv.pos, CodeRange, "", "%s.value: want a rate in [0, 1], got %s", path, vv.str)
+			d.errf(vv.pos(), CodeRange, "", "%s.value: want a rate in [0, 1], got %s", path, vv.str)
 		}
 		g.Value, ok = x, ok && isNum
 	}
@@ -426,12 +426,12 @@ func formatFloat(f float64) string {
 // missing key is reported.
 func (d *decoder) object(key *mkey, v *node, path string, allowed, required []string) bool {
 	if v.kind != kMap {
-		d.errf(v.pos, CodeType, "", "%s: want a mapping, got %s", path, v.describe())
+		d.errf(v.pos(), CodeType, "", "%s: want a mapping, got %s", path, v.describe())
 		return false
 	}
 	for _, k := range v.keys {
 		if !slices.Contains(allowed, k.str) {
-			d.errf(k.pos, CodeUnknownKey, k.str, "%s", unknownKeyMessage(path, k.str, allowed))
+			d.errf(k.pos(), CodeUnknownKey, k.str, "%s", unknownKeyMessage(path, k.str, allowed))
 		}
 	}
 	for _, r := range required {
@@ -454,7 +454,7 @@ func unknownKeyMessage(path, key string, allowed []string) string {
 // or, for a list item, at its "-".
 func (d *decoder) ownerPos(key *mkey, v *node) diag.Pos {
 	if key != nil {
-		return key.pos
+		return key.pos()
 	}
 	return d.itemPos(v)
 }
@@ -462,22 +462,22 @@ func (d *decoder) ownerPos(key *mkey, v *node) diag.Pos {
 // itemPos is the position of the "- " that introduces a list item, or the
 // item's own position when it has none.
 func (d *decoder) itemPos(v *node) diag.Pos {
-	line, ok := d.lineBytes(v.pos.Line)
+	line, ok := d.lineBytes(v.pos().Line)
 	if !ok {
-		return v.pos
+		return v.pos()
 	}
 	// Columns count runes; on the (usual) ASCII prefix they are bytes.
-	end := v.pos.Col - 1
+	end := v.pos().Col - 1
 	if end > len(line) {
-		return v.pos
+		return v.pos()
 	}
-	if end > d.asciiPrefix(v.pos.Line, line) {
+	if end > d.asciiPrefix(v.pos().Line, line) {
 		return d.itemPosRunes(v)
 	}
 	if c := dashCol(line, end); c > 0 {
-		return diag.Pos{File: v.pos.File, Line: v.pos.Line, Col: c}
+		return diag.Pos{File: v.pos().File, Line: v.pos().Line, Col: c}
 	}
-	return v.pos
+	return v.pos()
 }
 
 // asciiPrefix is the length of the ASCII prefix of line n, whose bytes are
@@ -496,14 +496,14 @@ func (d *decoder) asciiPrefix(n int, line []byte) int {
 }
 
 func (d *decoder) itemPosRunes(v *node) diag.Pos {
-	runes, ok := d.lineRunes(v.pos.Line)
+	runes, ok := d.lineRunes(v.pos().Line)
 	if !ok {
-		return v.pos
+		return v.pos()
 	}
-	if c := dashCol(runes, min(v.pos.Col-1, len(runes))); c > 0 {
-		return diag.Pos{File: v.pos.File, Line: v.pos.Line, Col: c}
+	if c := dashCol(runes, min(v.pos().Col-1, len(runes))); c > 0 {
+		return diag.Pos{File: v.pos().File, Line: v.pos().Line, Col: c}
 	}
-	return v.pos
+	return v.pos()
 }
 
 // dashCol is the column of the "-" at or before column end of line (bytes or
@@ -587,7 +587,7 @@ func (d *decoder) line(n int) (string, bool) {
 
 func (d *decoder) str(v *node, path string) (string, bool) {
 	if v.kind != kString {
-		d.errf(v.pos, CodeType, "", "%s: want a string, got %s", path, v.describe())
+		d.errf(v.pos(), CodeType, "", "%s: want a string, got %s", path, v.describe())
 		return "", false
 	}
 	return v.str, true
@@ -598,21 +598,39 @@ func (d *decoder) optStr(m *node, key, path string) string {
 	if v == nil {
 		return ""
 	}
-	s, _ := d.str(v, path+"."+key)
+	s, _ := d.strAt(v, path, ".", key)
 	return s
+}
+
+// strAt is str of the value at the path its parts join to, joined only for
+// a message (nearly every value is a string).
+func (d *decoder) strAt(v *node, path ...string) (string, bool) {
+	if v.kind == kString {
+		return v.str, true
+	}
+	return d.str(v, strings.Join(path, ""))
 }
 
 func (d *decoder) number(v *node, path string) (float64, bool) {
 	if v.kind != kInt && v.kind != kFloat {
-		d.errf(v.pos, CodeType, "", "%s: want a number, got %s", path, v.describe())
+		d.errf(v.pos(), CodeType, "", "%s: want a number, got %s", path, v.describe())
 		return 0, false
 	}
 	return v.num, true
 }
 
+// numberAt is number of the value at the path its parts join to, joined
+// only for a message.
+func (d *decoder) numberAt(v *node, path ...string) (float64, bool) {
+	if v.kind == kInt || v.kind == kFloat {
+		return v.num, true
+	}
+	return d.number(v, strings.Join(path, ""))
+}
+
 func (d *decoder) integer(v *node, path string) (int, bool) {
 	if (v.kind != kInt && v.kind != kFloat) || v.num != math.Trunc(v.num) || math.Abs(v.num) > 1<<53 {
-		d.errf(v.pos, CodeType, "", "%s: want an integer, got %s", path, v.describe())
+		d.errf(v.pos(), CodeType, "", "%s: want an integer, got %s", path, v.describe())
 		return 0, false
 	}
 	return int(v.num), true
@@ -620,7 +638,7 @@ func (d *decoder) integer(v *node, path string) (int, bool) {
 
 func (d *decoder) boolean(v *node, path string) (bool, bool) {
 	if v.kind != kBool {
-		d.errf(v.pos, CodeType, "", "%s: want true or false, got %s", path, v.describe())
+		d.errf(v.pos(), CodeType, "", "%s: want true or false, got %s", path, v.describe())
 		return false, false
 	}
 	return v.b, true
@@ -628,7 +646,7 @@ func (d *decoder) boolean(v *node, path string) (bool, bool) {
 
 func (d *decoder) strList(v *node, path string) ([]string, bool) {
 	if v.kind != kSeq {
-		d.errf(v.pos, CodeType, "", "%s: want a list of strings, got %s", path, v.describe())
+		d.errf(v.pos(), CodeType, "", "%s: want a list of strings, got %s", path, v.describe())
 		return nil, false
 	}
 	out := make([]string, 0, len(v.items))
@@ -657,10 +675,10 @@ func (d *decoder) uniqueList(v *node, path, what string) ([]string, bool) {
 			continue
 		}
 		if prev, dup := seen[it.str]; dup {
-			d.errf(it.pos, CodeDuplicate, "", "%s[%d]: %s %q is listed twice (first at line %d)", path, i, what, clip(it.str), prev.Line)
+			d.errf(it.pos(), CodeDuplicate, "", "%s[%d]: %s %q is listed twice (first at line %d)", path, i, what, clip(it.str), prev.Line)
 			continue
 		}
-		seen[it.str] = it.pos
+		seen[it.str] = it.pos()
 	}
 	return list, ok
 }

@@ -1,5 +1,6 @@
-// Package pack loads company eval packs: YAML walked as yaml.Node so every
-// value keeps its line:col, validated against the pack JSON schema, then
+// Package pack loads company eval packs: YAML read into a tree whose every
+// value keeps its line:col (from yaml.v3's yaml.Node, or for plain task
+// blocks by a reader of its own), validated against the pack JSON schema, then
 // checked against the load rules of docs/pack.md. Every problem is
 // returned at once as a diag.List, sorted and capped, with stable codes
 // (Code* constants).

@@ -41,10 +41,15 @@ type fastSchema struct {
 	minLen   int
 	maxLen   int
 	pattern  jsonschema.Regexp
+	class    *classPattern // the pattern without its regexp, when it is a class pattern
 	min      *big.Rat
 	max      *big.Rat
 	exMin    *big.Rat
 	exMax    *big.Rat
+	// The bounds as int64s, when every bound set is an integer an int64
+	// holds (intBounds): an integer is checked without a big.Rat.
+	intBounds                  bool
+	minI, maxI, exMinI, exMaxI int64
 }
 
 // The JSON types a fastSchema allows, as a bit set; 0 is any.
@@ -129,7 +134,14 @@ func compileFast(s *jsonschema.Schema) *fastSchema {
 		f.minItems, f.maxItems = intOr(s.MinItems), intOr(s.MaxItems)
 		f.minLen, f.maxLen = intOr(s.MinLength), intOr(s.MaxLength)
 		f.pattern = s.Pattern
+		f.class = newClassPattern(s.Pattern)
 		f.min, f.max, f.exMin, f.exMax = s.Minimum, s.Maximum, s.ExclusiveMinimum, s.ExclusiveMaximum
+		var okMin, okMax, okExMin, okExMax bool
+		f.minI, okMin = int64Bound(f.min)
+		f.maxI, okMax = int64Bound(f.max)
+		f.exMinI, okExMin = int64Bound(f.exMin)
+		f.exMaxI, okExMax = int64Bound(f.exMax)
+		f.intBounds = okMin && okMax && okExMin && okExMax
 		f.anything = f.types == 0 && f.ref == nil && f.enum == nil && f.constStr == nil && !f.unique && f.props == nil && len(f.required) == 0 &&
 			f.addl == nil && !f.noAddl && f.items == nil && f.minItems < 0 && f.maxItems < 0 && f.minLen < 0 &&
 			f.maxLen < 0 && f.pattern == nil && f.min == nil && f.max == nil && f.exMin == nil && f.exMax == nil
@@ -317,6 +329,9 @@ func (f *fastSchema) strOK(s string) bool {
 			return false
 		}
 	}
+	if f.class != nil {
+		return f.class.MatchString(s)
+	}
 	return f.pattern == nil || f.pattern.MatchString(s)
 }
 
@@ -328,6 +343,10 @@ func (f *fastSchema) numOK(n *node) bool {
 	}
 	var num *big.Rat
 	if i, err := strconv.ParseInt(n.str, 10, 64); err == nil {
+		if f.intBounds {
+			return (f.min == nil || i >= f.minI) && (f.max == nil || i <= f.maxI) &&
+				(f.exMin == nil || i > f.exMinI) && (f.exMax == nil || i < f.exMaxI)
+		}
 		num = new(big.Rat).SetInt64(i)
 	} else if r, ok := new(big.Rat).SetString(n.str); ok {
 		num = r
@@ -336,4 +355,16 @@ func (f *fastSchema) numOK(n *node) bool {
 	}
 	return (f.min == nil || num.Cmp(f.min) >= 0) && (f.max == nil || num.Cmp(f.max) <= 0) &&
 		(f.exMin == nil || num.Cmp(f.exMin) > 0) && (f.exMax == nil || num.Cmp(f.exMax) < 0)
+}
+
+// int64Bound is a bound as an int64: ok when it is unset (0) or an integer
+// an int64 holds.
+func int64Bound(r *big.Rat) (int64, bool) {
+	if r == nil {
+		return 0, true
+	}
+	if !r.IsInt() || !r.Num().IsInt64() {
+		return 0, false
+	}
+	return r.Num().Int64(), true
 }

@@ -56,6 +56,8 @@ func fastCases(t testing.TB) []fastCase {
 var fastSchemas = map[string]string{
 	"integer bounds": `{"type": "object", "properties": {"n": {"type": "integer", "minimum": -3, "maximum": 1e3, "exclusiveMaximum": 999.5}},
 		"additionalProperties": {"type": ["string", "null"], "maxLength": 3}}`,
+	"int64 bounds": `{"properties": {"n": {"minimum": -3, "maximum": 1000, "exclusiveMinimum": -4, "exclusiveMaximum": 999},
+		"x": {"exclusiveMinimum": 0, "maximum": 9223372036854775807}}}`,
 	"fraction bounds": `{"properties": {"x": {"exclusiveMinimum": 0.1, "maximum": 0.30000000000000004}}, "additionalProperties": false}`,
 	"lists":           `{"type": "array", "minItems": 1, "maxItems": 3, "items": {"enum": ["a", 1, null, "é"]}}`,
 	"unique":          `{"type": "array", "uniqueItems": true, "items": {"const": "a", "type": "string"}}`,
@@ -104,7 +106,7 @@ var fastValues = []string{
 	"x", "1", "-3", "-4", "999", "999.5", "1000", "1.0", "1e3", "0x10", "0o7", "1_000", "0.1", "0.30000000000000004", "0.3",
 	"0.30000000000000005", "9223372036854775807", "18446744073709551616", "1e400", ".inf", "-.nan", "~", "null", "true", "'true'",
 	"''", "abc", "abcd", "é", "ééé", "éééé", "[]", "[a]", "[a, 1, ~, é]", "[a, b, c, d]", "[a, a]", "[a, 'a']", "[1, 1.0]", "[a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, a]", "[a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r]", "{k: [x, y, x]}", "[[a]]", "[1.0]", "{}",
-	"{k: x}", "{k: [a, {k: b}]}", "{k: A}", "{n: 5}", "{n: 5.0}", "{n: -3}", "{n: 999}", "{n: 999.5}", "{n: x}", "{n: 1, o: abc}",
+	"{k: x}", "{k: [a, {k: b}]}", "{k: A}", "{n: 5}", "{n: 5.0}", "{n: -3}", "{n: 999}", "{n: 999.5}", "{n: x}", "{n: 1, o: abc}", "{n: -4}", "{n: 998}", "{n: 1000}", "{n: 0}", "{x: 0}", "{x: 1}", "{x: -1}", "{x: 9223372036854775807}", "{x: 9223372036854775808}",
 	"{n: 1, o: abcd}", "{o: ~}", "{o: 1}", "{x: 0.2}", "{x: 0.1}", "{x: 0.3}", "{x: 0.30000000000000004}", "{x: 1e-1}", "{x: 2}",
 	"{y: 1}", "{z: true}", "{z: 1}", "{x: ~}", "{k: {k: {k: ~}}}",
 	"{label: t, persona: p, prompt: x, scorer: answer_keywords}",

@@ -9,7 +9,7 @@ import (
 )
 
 // TestFastYAMLSame checks that fastSeq reads every group of tasks of the
-// corpus it accepts as yaml.v3 does, and that it accepts the generated
+// corpus it accepts as yaml.v3 and the builder do, and that it accepts the generated
 // packs' (so that it is in use).
 func TestFastYAMLSame(t *testing.T) {
 	t.Parallel()
@@ -65,6 +65,7 @@ var fastYAMLCases = []string{
 	"  - a: [b]x\n",
 	"  - a: [b\n",
 	"  - a: [b, [c]]\n",
+	"  - a: 0.0\n    b: 1.50\n    c: [2.0, 0.5, 10]\n    d: 1.25\n",
 	"  - a: true\n    b: FALSE\n    c: ~\n    d: Null\n    e: [true, ~, 1.5, 0.0, 00.1, 1., .5, 1.5e3, 1_0, 12345678901234567.5]\n    f: 0.5\n",
 }
 
@@ -86,11 +87,13 @@ func checkFastYAMLPack(t *testing.T, name string, src []byte) int {
 	return accepted
 }
 
-// checkFastYAML compares fastSeq with yaml.v3 on text and reports whether
-// fastSeq read it.
+// checkFastYAML compares fastSeq with yaml.v3 and the builder on text and
+// reports whether fastSeq read it.
 func checkFastYAML(t testing.TB, name string, text []byte, indent int) bool {
 	t.Helper()
-	got, ok := fastSeq(text, indent)
+	const lineOff = 7
+	file := "p.yaml"
+	got, ok := fastSeq(text, indent, &file, lineOff)
 	if !ok {
 		return false
 	}
@@ -99,17 +102,25 @@ func checkFastYAML(t testing.TB, name string, text []byte, indent int) bool {
 		t.Errorf("%s: fastSeq read %q; yaml.v3 says %v", name, clip(string(text)), err)
 		return true
 	}
-	if len(doc.Content) != 1 {
-		t.Errorf("%s: fastSeq read %q; yaml.v3 read %d documents", name, clip(string(text)), len(doc.Content))
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.SequenceNode {
+		t.Errorf("%s: fastSeq read %q; yaml.v3 read %d documents, not one list", name, clip(string(text)), len(doc.Content))
 		return true
 	}
-	if diff := cmp.Diff(doc.Content[0], got); diff != "" {
-		t.Errorf("%s: fastSeq(%q) differs from yaml.v3 (-yaml.v3 +fastSeq):\n%s", name, strings.ReplaceAll(string(text), "\n", "⏎"), diff)
+	c := &collector{}
+	b := newBuilder("p.yaml", c)
+	b.lineOff = lineOff
+	want := b.build(doc.Content[0]).items
+	if len(c.list) > 0 || b.anchored {
+		t.Errorf("%s: fastSeq read %q; the builder reports %v", name, clip(string(text)), c.list)
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(node{}, mkey{}, at{})); diff != "" {
+		t.Errorf("%s: fastSeq(%q) differs from yaml.v3 and the builder (-builder +fastSeq):\n%s", name, strings.ReplaceAll(string(text), "\n", "⏎"), diff)
 	}
 	return true
 }
 
-// FuzzFastYAMLSame checks fastSeq against yaml.v3 on any input it reads.
+// FuzzFastYAMLSame checks fastSeq against yaml.v3 and the builder on any
+// input it reads.
 func FuzzFastYAMLSame(f *testing.F) {
 	for _, c := range fastYAMLCases {
 		f.Add([]byte(c), 2)

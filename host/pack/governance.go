@@ -42,7 +42,7 @@ func (d *decoder) governanceBlocks(root *node, p *Pack) {
 		if _, rv := v.get("suspect_rate"); rv != nil {
 			if r, ok := d.number(rv, "governance.suspect_rate"); ok {
 				if r <= 0 || r > 1 {
-					d.errf(rv.pos, CodeRange, "", "governance.suspect_rate: want a rate in (0, 1], got %s", rv.str)
+					d.errf(rv.pos(), CodeRange, "", "governance.suspect_rate: want a rate in (0, 1], got %s", rv.str)
 				}
 				p.Governance.SuspectRate = r
 			}
@@ -50,7 +50,7 @@ func (d *decoder) governanceBlocks(root *node, p *Pack) {
 		if _, nv := v.get("min_reviews"); nv != nil {
 			if n, ok := d.integer(nv, "governance.min_reviews"); ok {
 				if n < 1 {
-					d.errf(nv.pos, CodeRange, "", "governance.min_reviews: want a count >= 1, got %d", n)
+					d.errf(nv.pos(), CodeRange, "", "governance.min_reviews: want a count >= 1, got %d", n)
 				}
 				p.Governance.MinReviews = n
 			}
@@ -61,7 +61,7 @@ func (d *decoder) governanceBlocks(root *node, p *Pack) {
 		return
 	}
 	if v.kind != kSeq {
-		d.errf(v.pos, CodeType, "", "kill_criteria: want a list of criteria, got %s", v.describe())
+		d.errf(v.pos(), CodeType, "", "kill_criteria: want a list of criteria, got %s", v.describe())
 		return
 	}
 	names := map[string]diag.Pos{}
@@ -81,9 +81,9 @@ func (d *decoder) killCriterion(v *node, path string, names map[string]diag.Pos)
 		if s, ok := d.str(nv, path+".name"); ok {
 			kc.Name = s
 			if prev, dup := names[s]; dup {
-				d.errf(nv.pos, CodeDuplicate, "", "%s.name: a kill criterion named %q is already at line %d", path, clip(s), prev.Line)
+				d.errf(nv.pos(), CodeDuplicate, "", "%s.name: a kill criterion named %q is already at line %d", path, clip(s), prev.Line)
 			} else {
-				names[s] = nv.pos
+				names[s] = nv.pos()
 			}
 		}
 	}

@@ -46,17 +46,17 @@ func (d *decoder) checkKPIs(t *Task, path string, scorerNode *node, kpisKey *mke
 				}
 			}
 			if len(types) == 0 {
-				d.errf(k.pos, CodeUnknownKPI, "", "%s", unknownKPIMessage(path, k.str, desc.ID, combines, sources))
+				d.errf(k.pos(), CodeUnknownKPI, "", "%s", unknownKPIMessage(path, k.str, desc.ID, combines, sources))
 				continue
 			}
 			declared++
-			d.checkKPIValue(kpis.items[i], fmt.Sprintf("%s.kpis.%s", path, k.str), types)
+			d.checkKPIValue(kpis.items[i], path, k.str, types)
 		}
 	}
 	if combines && declared == 0 {
-		pos := scorerNode.pos
+		pos := scorerNode.pos()
 		if kpisKey != nil {
-			pos = kpisKey.pos
+			pos = kpisKey.pos()
 		}
 		d.errf(pos, CodeUnknownKPI, "composite", "%s: scorer %s combines the scorers that declare the task's KPI keys, and no installed scorer declares any of them",
 			path, desc.ID)
@@ -88,25 +88,23 @@ func unknownKPIMessage(path, key string, id scorer.ID, combines bool, sources []
 	return msg + " (known: " + strings.Join(keys, ", ") + ")"
 }
 
-// checkKPIValue reports a value matching none of the declared types, at the
-// value (or at the first list item or map entry that is wrong).
-func (d *decoder) checkKPIValue(v *node, path string, types []scorer.ValueType) {
-	var first *diag.Diagnostic
+// checkKPIValue reports a value of KPI key of the task at path matching
+// none of the declared types, at the value (or at the first list item or
+// map entry that is wrong). Its path in the message, path.kpis.key, is only
+// joined when there is a message.
+func (d *decoder) checkKPIValue(v *node, path, key string, types []scorer.ValueType) {
 	for _, vt := range types {
-		dg, ok := kpiTypeError(v, path, vt)
-		if ok {
+		if _, ok := kpiTypeError(v, "", vt); ok {
 			return
 		}
-		if first == nil {
-			first = &dg
-		}
 	}
-	d.c.add(*first, "")
+	dg, _ := kpiTypeError(v, path+".kpis."+key, types[0])
+	d.c.add(dg, "")
 }
 
 func kpiTypeError(v *node, path string, vt scorer.ValueType) (diag.Diagnostic, bool) {
 	bad := func(n *node, p, want string) (diag.Diagnostic, bool) {
-		return diag.Errorf(n.pos, CodeType, "%s: want %s, got %s", p, want, n.describe()), false
+		return diag.Errorf(n.pos(), CodeType, "%s: want %s, got %s", p, want, n.describe()), false
 	}
 	switch vt {
 	case scorer.Bool:
@@ -142,11 +140,11 @@ func kpiTypeError(v *node, path string, vt scorer.ValueType) (diag.Diagnostic, b
 
 func stringListError(v *node, path string) (diag.Diagnostic, bool) {
 	if v.kind != kSeq {
-		return diag.Errorf(v.pos, CodeType, "%s: want a list of strings, got %s", path, v.describe()), false
+		return diag.Errorf(v.pos(), CodeType, "%s: want a list of strings, got %s", path, v.describe()), false
 	}
 	for i, it := range v.items {
 		if it.kind != kString {
-			return diag.Errorf(it.pos, CodeType, "%s[%d]: want a string, got %s (quote it)", path, i, it.describe()), false
+			return diag.Errorf(it.pos(), CodeType, "%s[%d]: want a string, got %s (quote it)", path, i, it.describe()), false
 		}
 	}
 	return diag.Diagnostic{}, true

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -172,6 +173,11 @@ func parse(file string, src []byte, opts Options, c *collector, split, stream bo
 		c.add(d, "")
 		return nil, 0, false
 	}
+	// The hash is taken beside the decoding, which does not change src.
+	var sum [sha256.Size]byte
+	var hashed sync.WaitGroup
+	hashed.Go(func() { sum = sha256.Sum256(src) })
+	defer hashed.Wait() // src may be freed once parse returns
 	schema := opts.Schema
 	if schema == nil {
 		schema = EmbeddedSchema()
@@ -190,7 +196,7 @@ func parse(file string, src []byte, opts Options, c *collector, split, stream bo
 			return nil, 0, false
 		}
 	}
-	sum := sha256.Sum256(src)
+	hashed.Wait()
 	p.Path, p.SHA256 = file, hex.EncodeToString(sum[:])
 	if ts == nil {
 		p.Source = src // not for the streamed checks: the source may be freed when Validate returns
@@ -255,11 +261,10 @@ func decodeSplit(file string, src []byte, schema *Schema, opts Options, c *colle
 		return nil
 	}
 	tk, tv := root.get("tasks")
-	if tk == nil || tk.pos.Line != sp.keyLine || tk.pos.Col != 1 || tv.kind != kNull || tv.y.Kind != yaml.ScalarNode ||
-		tv.y.Value != "" || tv.y.Tag != "!!null" {
+	if tk == nil || tk.pos().Line != sp.keyLine || tk.pos().Col != 1 || tv.kind != kNull || !tv.yscal || tv.value() != "" {
 		return nil
 	}
-	seq := &node{kind: kSeq, pos: diag.Pos{File: file, Line: int(sp.chunks[0].line), Col: sp.indent + 1}, size: 1}
+	seq := &node{kind: kSeq, at: newAt(&file, int(sp.chunks[0].line), sp.indent+1), size: 1}
 	for i := range root.keys {
 		if root.items[i] == tv {
 			root.items[i] = seq

@@ -55,31 +55,29 @@ func (d *decoder) scalarPos(n *node) ScalarPos {
 // (so columns are bytes). Its position is its start and nothing more, as
 // scalarPosFull finds (TestScalarPosFastSame).
 func (d *decoder) oneLinePlain(n *node) (ScalarPos, bool) {
-	y := n.y
-	if y.Kind != yaml.ScalarNode || styleOf(y) != Plain {
+	if !n.yscal || ScalarStyle(n.style) != Plain {
 		return ScalarPos{}, false
 	}
-	line, ok := d.lineBytes(n.pos.Line)
-	c := n.pos.Col - 1
-	if !ok || c < 0 || c >= len(line) || c > d.asciiPrefix(n.pos.Line, line) || line[c] == '!' || line[c] == '&' ||
-		string(line[c:]) != y.Value {
+	line, ok := d.lineBytes(n.pos().Line)
+	c := n.pos().Col - 1
+	if !ok || c < 0 || c >= len(line) || c > d.asciiPrefix(n.pos().Line, line) || line[c] == '!' || line[c] == '&' ||
+		string(line[c:]) != n.value() {
 		return ScalarPos{}, false
 	}
-	return ScalarPos{Pos: n.pos, Style: Plain}, true
+	return ScalarPos{Pos: n.pos(), Style: Plain}, true
 }
 
 // scalarPosFull is scalarPos for any scalar.
 func (d *decoder) scalarPosFull(n *node) ScalarPos {
-	y := n.y
-	sp := ScalarPos{Pos: n.pos, Style: styleOf(y)}
-	if y.Kind != yaml.ScalarNode {
+	sp := ScalarPos{Pos: n.pos(), Style: ScalarStyle(n.style)}
+	if !n.yscal {
 		return sp
 	}
-	runes, ok := d.lineRunes(n.pos.Line) // shared and cached: read only
+	runes, ok := d.lineRunes(n.pos().Line) // shared and cached: read only
 	if !ok {
 		return sp
 	}
-	c := n.pos.Col - 1 // 0-based rune index of the token
+	c := n.pos().Col - 1 // 0-based rune index of the token
 	// Skip node properties (a tag or an anchor) written before the value.
 	for c < len(runes) && (runes[c] == '!' || runes[c] == '&') {
 		for c < len(runes) && runes[c] != ' ' && runes[c] != '\t' {
@@ -96,13 +94,13 @@ func (d *decoder) scalarPosFull(n *node) ScalarPos {
 	var lines [][]contribution
 	switch sp.Style {
 	case Literal, Folded:
-		lines = d.blockLines(n.pos.Line, runes, c)
+		lines = d.blockLines(n.pos().Line, runes, c)
 	case SingleQuoted, DoubleQuoted:
-		lines = d.quotedLines(n.pos.Line, runes, c, sp.Style == DoubleQuoted, utf8.RuneCountInString(y.Value))
+		lines = d.quotedLines(n.pos().Line, runes, c, sp.Style == DoubleQuoted, utf8.RuneCountInString(n.value()))
 	default:
-		lines = d.plainLines(n.pos.Line, runes, c, utf8.RuneCountInString(y.Value))
+		lines = d.plainLines(n.pos().Line, runes, c, utf8.RuneCountInString(n.value()))
 	}
-	sp.Runs, sp.Lines = align([]rune(y.Value), lines, n.pos.File)
+	sp.Runs, sp.Lines = align([]rune(n.value()), lines, n.pos().File)
 	// Lines are for block and multi-line scalars; one run that starts where
 	// At would start without runs says no more than no runs (a pack's many
 	// one-line expressions are kept small).

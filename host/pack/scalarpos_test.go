@@ -182,11 +182,11 @@ func TestScalarPosFastSame(t *testing.T) {
 			if n == nil {
 				return
 			}
-			if n.kind == kString && n.y != nil {
+			if n.kind == kString {
 				if got, ok := d.oneLinePlain(n); ok {
 					applied++
 					if want := d.scalarPosFull(n); !cmp.Equal(want, got) {
-						t.Errorf("%s: line %d: oneLinePlain = %+v, scalarPosFull = %+v", in.name, n.pos.Line, got, want)
+						t.Errorf("%s: line %d: oneLinePlain = %+v, scalarPosFull = %+v", in.name, n.pos().Line, got, want)
 					}
 				}
 			}

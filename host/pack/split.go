@@ -242,22 +242,30 @@ func (d *decoder) decodeTasks(p *Pack, personas map[string]bool, labels map[stri
 // parseTasks parses the lines of the tasks from chunk from on, one into
 // each of out, with one call of the YAML parser: they must be exactly
 // len(out) sequence items at the split's indentation, without anchors or
-// aliases (else every out is left not ok). Each is built and validated
-// against the task schema. It only reads d.
+// aliases (else every out is left not ok). Each is built (by fastSeq when
+// it can read them, else by yaml.v3 and the builder) and validated against
+// the task schema. It only reads d.
 func (d *decoder) parseTasks(out []parsedTask, from int) {
 	first, last := d.split.chunks[from], d.split.chunks[from+len(out)-1]
 	text := d.src[first.start:last.end]
-	seq, ok := fastSeq(text, d.split.indent)
-	if !ok {
-		var doc yaml.Node
-		if err := yaml.Unmarshal(text, &doc); err != nil {
+	lineOff := int(first.line) - 1
+	if items, ok := fastSeq(text, d.split.indent, &d.file, lineOff); ok {
+		if len(items) != len(out) {
 			return
 		}
-		if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-			return
+		for j, item := range items {
+			out[j] = parsedTask{item: item, schema: validateFast(d.schema.split.item, d.schema.split.fastItem, item), ok: true}
 		}
-		seq = doc.Content[0]
+		return
 	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(text, &doc); err != nil {
+		return
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return
+	}
+	seq := doc.Content[0]
 	if seq.Kind != yaml.SequenceNode || len(seq.Content) != len(out) || seq.Line != 1 || seq.Column != d.split.indent+1 ||
 		seq.Anchor != "" || seq.ShortTag() != "!!seq" {
 		return
@@ -265,7 +273,7 @@ func (d *decoder) parseTasks(out []parsedTask, from int) {
 	for j, y := range seq.Content {
 		c := &collector{}
 		b := newBuilder(d.file, c)
-		b.lineOff = int(first.line) - 1
+		b.lineOff = lineOff
 		item := b.build(y)
 		if b.anchored || b.stopped {
 			clear(out)

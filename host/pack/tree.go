@@ -33,24 +33,54 @@ func (k valueKind) String() string {
 // and keeping the position of its source. Nodes reached through an alias are
 // shared, so the tree is a DAG whose expanded size is bounded by the builder.
 type node struct {
-	y     *yaml.Node // the source node
-	pos   diag.Pos
-	str   string         // scalars: the value as written (strings: the string)
+	at    at
+	str   string         // scalars: the value (numbers: normalised; else as written)
+	raw   string         // scalars whose value as written is not str: as written
 	num   float64        // kInt, kFloat
 	items []*node        // kSeq: the items; kMap: the values, in the order of keys
 	keys  []mkey         // kMap: the keys, in source order
 	index map[string]int // kMap with more than indexFrom keys: key -> position in keys
-	size  int32          // number of nodes once aliases are expanded
 	bytes int64          // bytes of scalars and keys once aliases are expanded
+	size  int32          // number of nodes once aliases are expanded
 	kind  valueKind
-	b     bool // kBool
+	style uint8 // scalars: how the value was written, a ScalarStyle (one byte: a pack's tasks have many nodes)
+	yscal bool  // the source is a YAML scalar (not a list, a mapping or an empty document)
+	b     bool  // kBool
+}
+
+// value is a scalar's value as written.
+func (n *node) value() string {
+	if n.raw != "" {
+		return n.raw
+	}
+	return n.str
 }
 
 // mkey is a mapping key: always a string.
 type mkey struct {
 	str string
-	pos diag.Pos
+	at  at
 }
+
+// at is where a node or key starts: a pointer to its file's name (one for
+// the tree), its line and column; a pack's tasks have many nodes, and a
+// diag.Pos is twice the size.
+type at struct {
+	file      *string
+	line, col int32
+}
+
+func newAt(file *string, line, col int) at {
+	return at{file: file, line: int32(line), col: int32(col)}
+}
+
+func (a at) pos() diag.Pos { return diag.Pos{File: *a.file, Line: int(a.line), Col: int(a.col)} }
+
+// pos is where the node starts.
+func (n *node) pos() diag.Pos { return n.at.pos() }
+
+// pos is where the key starts.
+func (k *mkey) pos() diag.Pos { return k.at.pos() }
 
 // indexFrom is the number of keys above which a mapping keeps an index, so
 // that a hostile pack with many keys costs linear, not quadratic, time.
@@ -111,6 +141,7 @@ func clip(s string) string {
 // keys, non-scalar keys, values JSON cannot hold, and alias abuse.
 type builder struct {
 	file     string
+	filep    *string // file, for the nodes' positions
 	diags    *collector
 	memo     map[*yaml.Node]*node
 	building map[*yaml.Node]bool
@@ -123,21 +154,25 @@ type builder struct {
 }
 
 func newBuilder(file string, c *collector) *builder {
-	return &builder{file: file, diags: c, memo: map[*yaml.Node]*node{}, building: map[*yaml.Node]bool{}}
+	return &builder{file: file, filep: &file, diags: c, memo: map[*yaml.Node]*node{}, building: map[*yaml.Node]bool{}}
 }
 
 func (b *builder) pos(y *yaml.Node) diag.Pos {
 	return diag.Pos{File: b.file, Line: y.Line + b.lineOff, Col: y.Column}
 }
 
+func (b *builder) at(y *yaml.Node) at {
+	return newAt(b.filep, y.Line+b.lineOff, y.Column)
+}
+
 func (b *builder) build(y *yaml.Node) *node {
 	if b.stopped {
-		return &node{kind: kNull, y: y, pos: b.pos(y), size: 1}
+		return b.null(y)
 	}
 	switch y.Kind {
 	case yaml.DocumentNode:
 		if len(y.Content) == 0 {
-			return &node{kind: kNull, y: y, pos: b.pos(y), size: 1}
+			return b.null(y)
 		}
 		return b.build(y.Content[0])
 	case yaml.AliasNode:
@@ -155,7 +190,7 @@ func (b *builder) build(y *yaml.Node) *node {
 	var n *node
 	switch y.Kind {
 	case yaml.SequenceNode:
-		n = &node{kind: kSeq, y: y, pos: b.pos(y), size: 1, items: make([]*node, 0, len(y.Content))}
+		n = &node{kind: kSeq, at: b.at(y), size: 1, items: make([]*node, 0, len(y.Content))}
 		for _, c := range y.Content {
 			item := b.build(c)
 			n.items = append(n.items, item)
@@ -173,6 +208,12 @@ func (b *builder) build(y *yaml.Node) *node {
 	return n
 }
 
+// null is the stand-in for a value that could not be built, or the empty
+// document: no value, but y's style and value as written.
+func (b *builder) null(y *yaml.Node) *node {
+	return &node{kind: kNull, at: b.at(y), size: 1, raw: y.Value, yscal: y.Kind == yaml.ScalarNode, style: uint8(styleOf(y))}
+}
+
 func addSize(a, b int32) int32 {
 	if s := int64(a) + int64(b); s <= math.MaxInt32 {
 		return int32(s)
@@ -184,11 +225,11 @@ func (b *builder) alias(y *yaml.Node) *node {
 	t := y.Alias
 	if t == nil {
 		b.diags.add(diag.Errorf(b.pos(y), CodeSyntax, "alias *%s refers to no anchor", y.Value), "")
-		return &node{kind: kNull, y: y, pos: b.pos(y), size: 1}
+		return b.null(y)
 	}
 	if b.building[t] {
 		b.diags.add(diag.Errorf(b.pos(y), CodeSyntax, "alias *%s refers to a value that contains it", y.Value), "")
-		return &node{kind: kNull, y: y, pos: b.pos(y), size: 1}
+		return b.null(y)
 	}
 	n := b.build(t)
 	b.aliases++
@@ -212,7 +253,7 @@ func (b *builder) alias(y *yaml.Node) *node {
 
 func (b *builder) mapping(y *yaml.Node) *node {
 	pairs := len(y.Content) / 2
-	n := &node{kind: kMap, y: y, pos: b.pos(y), size: 1, keys: make([]mkey, 0, pairs), items: make([]*node, 0, pairs)}
+	n := &node{kind: kMap, at: b.at(y), size: 1, keys: make([]mkey, 0, pairs), items: make([]*node, 0, pairs)}
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(y.Content); i += 2 {
 		ky, vy := y.Content[i], y.Content[i+1]
@@ -225,7 +266,7 @@ func (b *builder) mapping(y *yaml.Node) *node {
 			continue
 		}
 		if prev, _ := n.get(k.str); prev != nil {
-			b.diags.add(diag.Errorf(k.pos, CodeDuplicateKey, "key %q is already defined at line %d", clip(k.str), prev.pos.Line), "")
+			b.diags.add(diag.Errorf(k.pos(), CodeDuplicateKey, "key %q is already defined at line %d", clip(k.str), prev.pos().Line), "")
 			continue
 		}
 		v := b.build(vy)
@@ -244,13 +285,13 @@ func (b *builder) mapping(y *yaml.Node) *node {
 		case kSeq:
 			for _, it := range src.items {
 				if it.kind != kMap {
-					b.diags.add(diag.Errorf(it.pos, CodeType, "a merge key (<<) takes mappings, got %s", it.describe()), "")
+					b.diags.add(diag.Errorf(it.pos(), CodeType, "a merge key (<<) takes mappings, got %s", it.describe()), "")
 					continue
 				}
 				sources = append(sources, it)
 			}
 		default:
-			b.diags.add(diag.Errorf(src.pos, CodeType, "a merge key (<<) takes a mapping or a list of mappings, got %s", src.describe()), "")
+			b.diags.add(diag.Errorf(src.pos(), CodeType, "a merge key (<<) takes a mapping or a list of mappings, got %s", src.describe()), "")
 		}
 		for _, s := range sources {
 			for i, k := range s.keys {
@@ -278,7 +319,7 @@ func (b *builder) key(y *yaml.Node) (mkey, bool) {
 		b.diags.add(diag.Errorf(b.pos(y), CodeType, "a mapping key must be a plain string, not a %s", yamlKind(y)), "")
 		return mkey{}, false
 	}
-	return mkey{str: y.Value, pos: b.pos(y)}, true
+	return mkey{str: y.Value, at: b.at(y)}, true
 }
 
 func yamlKind(y *yaml.Node) string {
@@ -292,7 +333,7 @@ func yamlKind(y *yaml.Node) string {
 }
 
 func (b *builder) scalar(y *yaml.Node) *node {
-	n := &node{kind: kString, y: y, pos: b.pos(y), str: y.Value, size: 1, bytes: int64(len(y.Value))}
+	n := &node{kind: kString, at: b.at(y), str: y.Value, size: 1, bytes: int64(len(y.Value)), yscal: true, style: uint8(styleOf(y))}
 	switch y.ShortTag() {
 	case "!!null":
 		n.kind = kNull
@@ -303,7 +344,7 @@ func (b *builder) scalar(y *yaml.Node) *node {
 			n.b = true
 		case "false":
 		default:
-			b.diags.add(diag.Errorf(n.pos, CodeType, "%q is not a boolean", y.Value), "")
+			b.diags.add(diag.Errorf(n.pos(), CodeType, "%q is not a boolean", y.Value), "")
 			n.kind = kString
 		}
 	case "!!int":
@@ -315,15 +356,18 @@ func (b *builder) scalar(y *yaml.Node) *node {
 		} else if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) {
 			n.kind, n.num, n.str = kInt, f, strconv.FormatFloat(f, 'f', -1, 64)
 		} else {
-			b.diags.add(diag.Errorf(n.pos, CodeType, "%q is not an integer JSON can hold", clip(y.Value)), "")
+			b.diags.add(diag.Errorf(n.pos(), CodeType, "%q is not an integer JSON can hold", clip(y.Value)), "")
 		}
 	case "!!float":
 		f, err := strconv.ParseFloat(strings.ReplaceAll(y.Value, "_", ""), 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			b.diags.add(diag.Errorf(n.pos, CodeType, "%q is not a finite number", clip(y.Value)), "")
+			b.diags.add(diag.Errorf(n.pos(), CodeType, "%q is not a finite number", clip(y.Value)), "")
 			break
 		}
 		n.kind, n.num, n.str = kFloat, f, strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	if n.str != y.Value {
+		n.raw = y.Value
 	}
 	return n
 }

@@ -44,7 +44,7 @@ func reportSchema(err error, root *node, loc []string, d *decoder) {
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		d.errf(root.pos, CodeSchema, "", "validating against the schema: %v", err)
+		d.errf(root.pos(), CodeSchema, "", "validating against the schema: %v", err)
 		return
 	}
 	// Type errors first, so that other complaints about a value of the
@@ -84,7 +84,7 @@ func (d *decoder) schemaError(root *node, loc []string, ve *jsonschema.Validatio
 		last = full[n-1]
 	}
 	text := ve.ErrorKind.LocalizedString(printer)
-	if _, isType := ve.ErrorKind.(*jskind.Type); !isType && d.c.hasTypeError(val.pos) {
+	if _, isType := ve.ErrorKind.(*jskind.Type); !isType && d.c.hasTypeError(val.pos()) {
 		return
 	}
 	switch k := ve.ErrorKind.(type) {
@@ -94,45 +94,45 @@ func (d *decoder) schemaError(root *node, loc []string, ve *jsonschema.Validatio
 		}
 	case *jskind.AdditionalProperties:
 		for _, p := range k.Properties {
-			pos := val.pos
+			pos := val.pos()
 			if kn, _ := val.get(p); kn != nil {
-				pos = kn.pos
+				pos = kn.pos()
 			}
 			d.errf(pos, CodeUnknownKey, p, "%s: unknown key %q", path, clip(p))
 		}
 	case *jskind.FalseSchema:
 		if key != nil {
-			d.errf(key.pos, CodeUnknownKey, key.str, "%s: the schema does not allow this key", path)
+			d.errf(key.pos(), CodeUnknownKey, key.str, "%s: the schema does not allow this key", path)
 		} else {
-			d.errf(val.pos, CodeSchema, "", "%s: the schema does not allow this value", path)
+			d.errf(val.pos(), CodeSchema, "", "%s: the schema does not allow this value", path)
 		}
 	case *jskind.Type:
-		d.errf(val.pos, CodeType, "", "%s: want %s, got %s", path, strings.Join(k.Want, " or "), val.describe())
+		d.errf(val.pos(), CodeType, "", "%s: want %s, got %s", path, strings.Join(k.Want, " or "), val.describe())
 	case *jskind.Enum:
 		code := CodeValue
 		if last == "scorer" {
 			code = CodeUnknownScore
 		}
-		d.errf(val.pos, code, "", "%s: %s", path, text)
+		d.errf(val.pos(), code, "", "%s: %s", path, text)
 	case *jskind.Minimum, *jskind.Maximum, *jskind.ExclusiveMinimum, *jskind.ExclusiveMaximum, *jskind.MultipleOf:
 		code := CodeRange
 		switch last {
 		case "weight", "process_weight", "kpi_weight":
 			code = CodeWeights
 		}
-		d.errf(val.pos, code, "", "%s: %s", path, text)
+		d.errf(val.pos(), code, "", "%s: %s", path, text)
 	case *jskind.UniqueItems:
-		pos := val.pos
+		pos := val.pos()
 		if j := k.Duplicates[1]; val.kind == kSeq && j < len(val.items) {
-			pos = val.items[j].pos
+			pos = val.items[j].pos()
 			path = fmt.Sprintf("%s[%d]", path, j)
 		}
 		d.errf(pos, CodeDuplicate, "", "%s: %s", path, text)
 	case *jskind.Const, *jskind.Pattern, *jskind.MinLength, *jskind.MaxLength, *jskind.MinItems, *jskind.MaxItems,
 		*jskind.Format, *jskind.MinProperties, *jskind.MaxProperties:
-		d.errf(val.pos, CodeValue, "", "%s: %s", path, text)
+		d.errf(val.pos(), CodeValue, "", "%s: %s", path, text)
 	default:
-		d.errf(val.pos, CodeSchema, "", "%s: %s", path, text)
+		d.errf(val.pos(), CodeSchema, "", "%s: %s", path, text)
 	}
 }
 
