@@ -8,10 +8,12 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 // COPY in the binary format (docs/storage.md, "Recording"): a header, then
@@ -39,48 +41,117 @@ type pgCopy struct {
 	fits bool
 }
 
-// pgCopyRun runs stmts as COPYs in one transaction: consecutive statements
-// of one table are one COPY, the first opens the transaction and the last
-// commits it, so a failure anywhere keeps nothing. One COPY needs neither.
+// pgCopyRun runs stmts as COPYs in one simple query of one COPY a table
+// ("COPY … FROM STDIN (FORMAT binary); COPY …"), consecutive statements of
+// one table being one COPY. Postgres runs the statements of a simple query
+// as one transaction, so a chunk is one round trip and a failure anywhere
+// keeps nothing of it. The data of every COPY is sent after the query
+// without waiting for the server (copyIn); the error names the statement
+// whose COPY failed.
 func (s *Store) pgCopyRun(ctx context.Context, stmts []pgStatement) error {
 	var groups [][]pgStatement
+	var q strings.Builder
 	for start := 0; start < len(stmts); {
 		end := start + 1
 		for end < len(stmts) && stmts[end].copy.sql == stmts[start].copy.sql {
 			end++
 		}
+		if len(groups) > 0 {
+			q.WriteString("; ")
+		}
+		q.WriteString(stmts[start].copy.sql)
 		groups = append(groups, stmts[start:end])
 		start = end
 	}
 	return s.withPgx(ctx, func(c *pgx.Conn) error {
-		pc := c.PgConn()
-		for i, g := range groups {
-			q := g[0].copy.sql
-			if len(groups) > 1 && i == 0 {
-				q = "BEGIN; " + q
-			}
-			if len(groups) > 1 && i == len(groups)-1 {
-				q += "; COMMIT"
-			}
-			if _, err := pc.CopyFrom(ctx, &copyReader{stmts: g}, q); err != nil {
-				pgRollback(pc)
-				return fmt.Errorf("%s: %w", g[0].what, err)
-			}
+		done, err := copyIn(ctx, c.PgConn(), q.String(), groups)
+		if err != nil {
+			return fmt.Errorf("%s: %w", groups[min(done, len(groups)-1)][0].what, err)
 		}
 		return nil
 	})
 }
 
-// pgRollback ends the transaction a failed COPY left open. When it cannot,
-// the connection is left in it, and the pool discards a connection that is
-// not idle before reusing it.
-func pgRollback(pc *pgconn.PgConn) {
-	if pc.IsClosed() || pc.TxStatus() == 'I' {
-		return
+// copyIn sends the simple query q, whose statements are one COPY FROM
+// STDIN for each of groups, and then each group's rows followed by
+// CopyDone, from a goroutine, while it reads the server's replies; it
+// returns how many COPYs completed and the first error. The protocol has
+// the server drop the data of COPYs it no longer runs after an error, and
+// report ReadyForQuery with the query's transaction rolled back. A
+// connection that fails mid-way is closed, so the pool does not reuse it.
+func copyIn(ctx context.Context, pc *pgconn.PgConn, q string, groups [][]pgStatement) (int, error) {
+	fe := pc.Frontend()
+	fe.SendQuery(&pgproto3.Query{String: q})
+	if err := fe.Flush(); err != nil {
+		pgClose(pc, nil)
+		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	written := make(chan error, 1)
+	go func() { written <- sendCopyData(fe, groups) }()
+	done := 0
+	var pgErr error
+	for {
+		msg, err := pc.ReceiveMessage(ctx)
+		if err != nil {
+			pgClose(pc, written)
+			return done, err
+		}
+		switch msg := msg.(type) {
+		case *pgproto3.CommandComplete:
+			done++
+		case *pgproto3.ErrorResponse:
+			if pgErr == nil {
+				pgErr = pgconn.ErrorResponseToPgError(msg)
+			}
+		case *pgproto3.ReadyForQuery:
+			if err := <-written; err != nil {
+				pgClose(pc, nil)
+				return done, cmp.Or(pgErr, err)
+			}
+			return done, pgErr
+		}
+	}
+}
+
+// sendCopyData sends each group's rows as CopyData messages of up to 64
+// KiB, each group's followed by CopyDone.
+func sendCopyData(fe *pgproto3.Frontend, groups [][]pgStatement) error {
+	buf := make([]byte, 5, 64<<10)
+	for _, g := range groups {
+		r := &copyReader{stmts: g}
+		for {
+			n, err := r.Read(buf[5:cap(buf)])
+			if n > 0 {
+				buf = buf[:5+n]
+				buf[0] = 'd'
+				binary.BigEndian.PutUint32(buf[1:], uint32(4+n))
+				if err := fe.SendUnbufferedEncodedCopyData(buf); err != nil {
+					return err
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+		}
+		fe.Send(&pgproto3.CopyDone{})
+		if err := fe.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pgClose closes a connection a COPY left in an unknown state: its socket
+// first, which ends the sending goroutine's writes (waited for on written
+// when not nil), then the connection, so the pool discards it.
+func pgClose(pc *pgconn.PgConn, written <-chan error) {
+	pc.Conn().Close()
+	if written != nil {
+		<-written
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	pc.Exec(ctx, "ROLLBACK").Close()
+	pc.Close(ctx)
 }
 
 // copyReader is the COPY data of stmts' rows, encoded as it is read.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,7 +150,7 @@ func TestPostgresCopyFallsBack(t *testing.T) {
 	if err := first.RecordTurns(ctx, storedBlobs, stored); err != nil {
 		t.Fatal(err)
 	}
-	for name, write := range map[string]func(s *Store, turns []TurnRow, blobs []Blob) error{
+	for name, write := range map[string]func(s *Store, turns []TurnRow, blobs []Blob) error{ // one connection: the fallback runs on the one the COPY failed on
 		"evidence stored": func(s *Store, turns []TurnRow, blobs []Blob) error {
 			return s.RecordTurns(ctx, append(blobs, storedBlobs[:3]...), turns)
 		},
@@ -160,6 +162,7 @@ func TestPostgresCopyFallsBack(t *testing.T) {
 		},
 	} {
 		s := openStore(t, dsn)
+		s.db.SetMaxOpenConns(1)
 		from := 100
 		if name == "turns stored" {
 			from = 200
@@ -189,5 +192,49 @@ func TestPostgresCopyFallsBack(t *testing.T) {
 	}
 	if st, err := s.EvidenceStats(ctx); err != nil || st.Blobs != 600 {
 		t.Errorf("EvidenceStats() = %+v, %v after the refused chunk; want the 600 stored before", st, err)
+	}
+}
+
+// TestPostgresCopyFailureKeepsTheConnection: a chunk whose first COPY
+// fails (evidence the server refuses) while its turns are still being
+// sent, or whose second does (a turn of no run), keeps nothing, names the
+// table that failed, and leaves the one connection of the pool in step
+// with the server: the next chunk on it is stored.
+func TestPostgresCopyFailureKeepsTheConnection(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, storetest.Postgres(t))
+	s.db.SetMaxOpenConns(1)
+	run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, blobs := recordChunk(run, 0, 2000)
+	padded := slices.Clone(turns)
+	for i := range padded { // 20 MB of turns: more than the socket holds, still being sent when the evidence fails
+		padded[i].Result = fmt.Appendf(nil, `{"i":%d,"pad":%q}`, i, strings.Repeat("x", 10000))
+	}
+	blobs[1].Kind = "bad \xff utf-8"
+	err = s.RecordTurns(ctx, blobs, padded)
+	if err == nil || !strings.HasPrefix(err.Error(), "store evidence: ") {
+		t.Fatalf("RecordTurns(invalid blob kind) = %v, want a store evidence error", err)
+	}
+	if got := storedTurns(t, s, run); len(got) != 0 {
+		t.Errorf("%d turns stored after the failed chunk, want 0", len(got))
+	}
+	blobs[1].Kind = BlobMetrics
+	turns[1500].RunID = run.ID + 1000 // the evidence goes in, then a turn of no run fails its COPY
+	err = s.RecordTurns(ctx, blobs, turns)
+	if err == nil || !strings.HasPrefix(err.Error(), "store turns: ") {
+		t.Fatalf("RecordTurns(turn of no run) = %v, want a store turns error", err)
+	}
+	if st, err := s.EvidenceStats(ctx); err != nil || st.Blobs != 0 {
+		t.Errorf("EvidenceStats() = %+v, %v after the failed chunk; want no blobs", st, err)
+	}
+	turns[1500].RunID = run.ID
+	if err := s.RecordTurns(ctx, blobs, turns); err != nil {
+		t.Fatalf("RecordTurns(after a failed chunk) = %v", err)
+	}
+	if diff := cmp.Diff(turnKeys(turns), storedTurns(t, s, run), ignoreTurnIDs); diff != "" {
+		t.Errorf("stored turns (-want +got):\n%s", diff)
 	}
 }
