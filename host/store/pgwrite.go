@@ -17,9 +17,9 @@ import (
 // COPY … FROM STDIN in the binary format, one COPY a table, the rows
 // encoded straight from the Go values as the driver reads them (pgCopy):
 // no SQL is built per row, nothing is parsed or planned per chunk, and the
-// server inserts a page's rows at a time. A chunk's COPYs are one
-// transaction: the first opens it ("BEGIN; COPY …") and the last commits
-// it ("COPY …; COMMIT"), one round trip each.
+// server inserts a page's rows at a time. A chunk's COPYs are one simple
+// query ("COPY …; COPY …"), which Postgres runs as one transaction, with
+// every COPY's data sent after it: one round trip a chunk (pgCopyRun).
 //
 // Rows that may already be stored go in with an INSERT … SELECT … FROM
 // unnest(…) ON CONFLICT, one array per column, so its text is the same
