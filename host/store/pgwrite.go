@@ -13,27 +13,37 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// Postgres bulk writes (docs/storage.md, "Recording"). Each statement
-// inserts rows from one array per column (unnest), so its text is the same
+// Postgres bulk writes (docs/storage.md, "Recording"). New rows go in with
+// COPY … FROM STDIN in the binary format, one COPY a table, the rows
+// encoded straight from the Go values as the driver reads them (pgCopy):
+// no SQL is built per row, nothing is parsed or planned per chunk, and the
+// server inserts a page's rows at a time. A chunk's COPYs are one simple
+// query ("COPY …; COPY …"), which Postgres runs as one transaction, with
+// every COPY's data sent after it: one round trip a chunk (pgCopyRun).
+//
+// Rows that may already be stored go in with an INSERT … SELECT … FROM
+// unnest(…) ON CONFLICT, one array per column, so its text is the same
 // whatever the number of rows: it is parsed and planned once per
-// connection, the values travel in binary, and no SQL is built per row.
-// A chunk's statements are sent as one pipelined batch, which Postgres runs
-// as one implicit transaction: one round trip a chunk. A chunk larger than
-// pgBatchBytes is sent in several batches inside an explicit transaction,
-// so memory stays bounded by the batch rather than the chunk.
+// connection and the values travel in binary. A chunk's statements are
+// sent as one pipelined batch, which Postgres runs as one implicit
+// transaction: one round trip a chunk. A chunk larger than pgBatchBytes is
+// sent in several batches inside an explicit transaction, so memory stays
+// bounded by the batch rather than the chunk.
 
-// Each table's insert comes in two forms: a plain INSERT, and the same
-// INSERT with its ON CONFLICT clause (a row already stored is left as it
-// is; a pack task is updated). The ON CONFLICT form is what the write
-// means; the plain form is tried first because almost every row assay
-// writes is new, and Postgres checks each row of an ON CONFLICT insert
-// against the key before and after inserting it: the plain form takes
-// about a quarter less server CPU for turns and two fifths less for blobs
-// (docs/performance.md, "Postgres"). A plain write that hits a stored key
-// fails as a whole (nothing of it is kept) and is run again in the ON
-// CONFLICT form, which the store then keeps using for that table: a
-// rerun over stored evidence conflicts on every chunk, and pays the
-// failed attempt once.
+// Each table's write comes in three forms: a COPY, a plain INSERT, and the
+// same INSERT with its ON CONFLICT clause (a row already stored is left as
+// it is; a pack task is updated). The ON CONFLICT form is what the write
+// means; COPY, which cannot skip a stored key, is tried first because
+// almost every row assay writes is new, and Postgres checks each row of an
+// ON CONFLICT insert against the key before and after inserting it: the
+// plain forms take about a quarter less server CPU for turns and two
+// fifths less for blobs, COPY a seventh less again, and far less of
+// assay's (docs/performance.md, "Postgres"). A write that hits a stored
+// key fails as a whole (nothing of it is kept) and is run again in the ON
+// CONFLICT form, which the store then keeps using for that table: a rerun
+// over stored evidence conflicts on every chunk, and pays the failed
+// attempt once. A write of several tables of which some have conflicted
+// sends the others as plain INSERTs in the same batch.
 
 // pgInsertTurns inserts turns from arrays; $20 is created_at. Integers
 // travel as bigint, so one out of the column's range is an error, as it
@@ -109,13 +119,15 @@ const (
 )
 
 // pgStatement is one statement of a batch and what its failure is reported
-// as: sql is the plain insert, upsert the same with its ON CONFLICT clause.
+// as: sql is the plain insert, upsert the same with its ON CONFLICT clause,
+// args makes their arguments; copy is the same rows as a COPY.
 type pgStatement struct {
 	what   string
 	table  pgTable
 	sql    string
 	upsert string
-	args   []any
+	args   func() []any
+	copy   pgCopy
 	bytes  int
 }
 
@@ -124,7 +136,8 @@ type pgStatement struct {
 // valid (TurnRow.check).
 func pgTurnStatements(turns []TurnRow, now time.Time) []pgStatement {
 	return pgSplit(turns, (*TurnRow).size, func(chunk []TurnRow, size int) pgStatement {
-		return pgStatement{what: turnsWhat, table: pgTurns, sql: pgInsertTurns, upsert: pgUpsertTurns, args: pgTurnArgs(chunk, now), bytes: size}
+		return pgStatement{what: turnsWhat, table: pgTurns, sql: pgInsertTurns, upsert: pgUpsertTurns,
+			args: func() []any { return pgTurnArgs(chunk, now) }, copy: pgTurnCopy(chunk, now), bytes: size}
 	})
 }
 
@@ -194,13 +207,16 @@ func jsonBytes(b, empty []byte) []byte {
 func pgBlobStatements(blobs []Blob, now time.Time) []pgStatement {
 	blobSize := func(b *Blob) int { return pgRowOverhead + len(b.Data) }
 	return pgSplit(blobs, blobSize, func(chunk []Blob, size int) pgStatement {
-		n := len(chunk)
-		sha, kind, enc, sizes, data := make([][]byte, n), make([]string, n), make([]string, n), make([]int64, n), make([][]byte, n)
-		for i, b := range chunk {
-			sha[i], kind[i], enc[i], sizes[i], data[i] = blobKey(b.SHA256), b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data
+		args := func() []any {
+			n := len(chunk)
+			sha, kind, enc, sizes, data := make([][]byte, n), make([]string, n), make([]string, n), make([]int64, n), make([][]byte, n)
+			for i, b := range chunk {
+				sha[i], kind[i], enc[i], sizes[i], data[i] = blobKey(b.SHA256), b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data
+			}
+			return []any{sha, kind, enc, sizes, data, now}
 		}
 		return pgStatement{what: evidenceWhat, table: pgBlobs, sql: pgInsertBlobs, upsert: pgUpsertBlobs,
-			args: []any{sha, kind, enc, sizes, data, now}, bytes: size}
+			args: args, copy: pgBlobCopy(chunk, now), bytes: size}
 	})
 }
 
@@ -210,41 +226,52 @@ func pgPackStatements(tasks []PackTask, tags []string, now time.Time) []pgStatem
 	var out []pgStatement
 	for start := 0; start < len(tasks); start += pgStatementRows {
 		chunk := tasks[start:min(start+pgStatementRows, len(tasks))]
-		n := len(chunk)
-		pack, company, label, scorer, weight := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]float64, n)
-		for i, t := range chunk {
-			pack[i], company[i], label[i], scorer[i], weight[i] = t.PackSHA256, t.Company, t.Label, t.Scorer, t.Weight
+		chunkTags := tags[start : start+len(chunk)]
+		args := func() []any {
+			n := len(chunk)
+			pack, company, label, scorer, weight := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]float64, n)
+			for i, t := range chunk {
+				pack[i], company[i], label[i], scorer[i], weight[i] = t.PackSHA256, t.Company, t.Label, t.Scorer, t.Weight
+			}
+			return []any{pack, company, label, scorer, weight, chunkTags, now}
 		}
 		out = append(out, pgStatement{what: packTasksWhat, table: pgPacks, sql: pgInsertPackTasks, upsert: pgUpsertPackTasks,
-			args: []any{pack, company, label, scorer, weight, tags[start : start+n], now}, bytes: n * pgRowOverhead})
+			args: args, copy: pgPackCopy(chunk, chunkTags, now), bytes: len(chunk) * pgRowOverhead})
 	}
 	return out
 }
 
-// pgExec runs stmts as one transaction, each in its plain form unless its
-// table has had a conflict (see pgInsertTurns); a plain form that hits a
-// stored key makes pgExec run every statement again in its ON CONFLICT
-// form.
+// pgExec runs stmts as one transaction: as COPYs when no table of theirs
+// has had a conflict (see pgInsertTurns), else each in its plain form
+// unless its table has had one; a first attempt that hits a stored key
+// makes pgExec run every statement again in its ON CONFLICT form.
 func (s *Store) pgExec(ctx context.Context, stmts []pgStatement) error {
 	if len(stmts) == 0 {
 		return nil
 	}
-	if slices.ContainsFunc(stmts, func(st pgStatement) bool { return !s.pgConflicted[st.table].Load() }) {
-		err := s.pgRun(ctx, stmts, func(st pgStatement) string {
-			if s.pgConflicted[st.table].Load() {
+	conflicted := func(st pgStatement) bool { return s.pgConflicted[st.table].Load() }
+	var err error
+	switch {
+	case !slices.ContainsFunc(stmts, conflicted) && !slices.ContainsFunc(stmts, func(st pgStatement) bool { return !st.copy.fits }):
+		err = s.pgCopyRun(ctx, stmts)
+	case slices.ContainsFunc(stmts, func(st pgStatement) bool { return !conflicted(st) }):
+		err = s.pgRun(ctx, stmts, func(st pgStatement) string {
+			if conflicted(st) {
 				return st.upsert
 			}
 			return st.sql
 		})
-		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) || pgErr.Code != pgUniqueViolation || ctx.Err() != nil {
-			return err
-		}
-		named := slices.ContainsFunc(stmts, func(st pgStatement) bool { return tableOf[st.table] == pgErr.TableName })
-		for _, st := range stmts {
-			if !named || tableOf[st.table] == pgErr.TableName {
-				s.pgConflicted[st.table].Store(true)
-			}
+	default:
+		return s.pgRun(ctx, stmts, func(st pgStatement) string { return st.upsert })
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != pgUniqueViolation || ctx.Err() != nil {
+		return err
+	}
+	named := slices.ContainsFunc(stmts, func(st pgStatement) bool { return tableOf[st.table] == pgErr.TableName })
+	for _, st := range stmts {
+		if !named || tableOf[st.table] == pgErr.TableName {
+			s.pgConflicted[st.table].Store(true)
 		}
 	}
 	return s.pgRun(ctx, stmts, func(st pgStatement) string { return st.upsert })
@@ -294,7 +321,7 @@ type batchSender interface {
 func sendBatch(ctx context.Context, c batchSender, stmts []pgStatement, sqlOf func(pgStatement) string) error {
 	var b pgx.Batch
 	for _, st := range stmts {
-		b.Queue(sqlOf(st), st.args...)
+		b.Queue(sqlOf(st), st.args()...)
 	}
 	res := c.SendBatch(ctx, &b)
 	for _, st := range stmts {

@@ -34,7 +34,7 @@ func (s *Store) TurnInserts(turns []TurnRow) ([]Statement, error) {
 		}
 		var out []Statement
 		for _, st := range pgTurnStatements(turns, now) {
-			out = append(out, Statement{SQL: st.upsert, Args: st.args}) // in another transaction: no retry
+			out = append(out, Statement{SQL: st.upsert, Args: st.args()}) // in another transaction: no retry
 
 		}
 		return out, nil
