@@ -107,10 +107,24 @@ func ParseArgs(b []byte) (map[string]any, error) {
 	return parseArgs(b, nil)
 }
 
-// parseArgs is ParseArgs sharing short strings (keys, small values) through
-// names when it is not nil.
-func parseArgs(b []byte, names map[string]string) (map[string]any, error) {
-	p := argParser{b: b, names: names}
+// shared is what the argument objects of one batch share: short strings
+// (keys, tool names) and, for short string values, the value boxed as an
+// any, so that a value that repeats is not boxed again for every object.
+// A box holds an immutable copy of its value, so sharing one changes
+// nothing a scorer can see.
+type shared struct {
+	names map[string]string
+	boxes map[string]any
+}
+
+func newShared() *shared {
+	return &shared{names: map[string]string{}, boxes: map[string]any{}}
+}
+
+// parseArgs is ParseArgs sharing short strings and boxed values through sh
+// when it is not nil.
+func parseArgs(b []byte, sh *shared) (map[string]any, error) {
+	p := argParser{b: b, sh: sh}
 	p.space()
 	if v, ok := p.object(); ok {
 		p.space()
@@ -131,9 +145,9 @@ func parseArgs(b []byte, names map[string]string) (map[string]any, error) {
 // argParser reads the JSON that AppendArgs writes; anything else makes it
 // give up (ok false) so the caller falls back to encoding/json.
 type argParser struct {
-	b     []byte
-	i     int
-	names map[string]string // shared strings, or nil
+	b  []byte
+	i  int
+	sh *shared // shared strings and boxes, or nil
 }
 
 func (p *argParser) space() {
@@ -227,7 +241,7 @@ func (p *argParser) value() (any, bool) {
 	case c == '[':
 		return p.array()
 	case c == '"':
-		return p.str()
+		return p.strValue()
 	case c == 't':
 		return true, p.word("true")
 	case c == 'f':
@@ -248,39 +262,74 @@ func (p *argParser) word(w string) bool {
 	return true
 }
 
-// str reads a string without escapes or non-ASCII bytes.
+// str reads a string without escapes or non-ASCII bytes (an object's key).
 func (p *argParser) str() (string, bool) {
-	if p.i >= len(p.b) || p.b[p.i] != '"' {
+	v, ok := p.raw()
+	if !ok {
 		return "", false
+	}
+	if p.sh == nil || len(v) > maxShared {
+		return string(v), true
+	}
+	if s, ok := p.sh.names[string(v)]; ok {
+		return s, true
+	}
+	s := string(v)
+	if len(p.sh.names) < maxNames {
+		p.sh.names[s] = s
+	}
+	return s, true
+}
+
+// strValue is str for a value: a short one comes boxed from the batch's
+// boxes, in the one lookup str would make.
+func (p *argParser) strValue() (any, bool) {
+	v, ok := p.raw()
+	if !ok {
+		return nil, false
+	}
+	if p.sh == nil || len(v) > maxShared {
+		return string(v), true
+	}
+	if box, ok := p.sh.boxes[string(v)]; ok {
+		return box, true
+	}
+	s := string(v)
+	var box any = s
+	if len(p.sh.boxes) < maxNames {
+		p.sh.boxes[s] = box
+	}
+	return box, true
+}
+
+// raw reads a string without escapes or non-ASCII bytes and returns its
+// contents, still in p.b.
+func (p *argParser) raw() ([]byte, bool) {
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return nil, false
 	}
 	start := p.i + 1
 	for j := start; j < len(p.b); j++ {
 		c := p.b[j]
 		if c == '"' {
 			p.i = j + 1
-			if p.names == nil || j-start > maxShared {
-				return string(p.b[start:j]), true
-			}
-			if s, ok := p.names[string(p.b[start:j])]; ok {
-				return s, true
-			}
-			s := string(p.b[start:j])
-			if len(p.names) < maxNames {
-				p.names[s] = s
-			}
-			return s, true
+			return p.b[start:j], true
 		}
 		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			return "", false
+			return nil, false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // number reads a JSON number (the grammar checked strictly) as float64.
+// An integer of at most 15 digits (exact in a float64) is computed
+// directly, and one from 0 to 255 comes pre-boxed (smallInts); "-0" is
+// left to strconv, which keeps its sign.
 func (p *argParser) number() (any, bool) {
 	start, j := p.i, p.i
-	if j < len(p.b) && p.b[j] == '-' {
+	neg := j < len(p.b) && p.b[j] == '-'
+	if neg {
 		j++
 	}
 	switch {
@@ -292,6 +341,27 @@ func (p *argParser) number() (any, bool) {
 		}
 	default:
 		return nil, false
+	}
+	if digits := p.b[start:j]; (j >= len(p.b) || (p.b[j] != '.' && p.b[j] != 'e' && p.b[j] != 'E')) && len(digits) <= 15 {
+		if neg {
+			digits = digits[1:]
+		}
+		var n int64
+		for _, c := range digits {
+			n = n*10 + int64(c-'0')
+		}
+		switch {
+		case neg && n == 0:
+		case neg:
+			p.i = j
+			return float64(-n), true
+		case n < int64(len(smallInts)):
+			p.i = j
+			return smallInts[n], true
+		default:
+			p.i = j
+			return float64(n), true
+		}
 	}
 	if j < len(p.b) && p.b[j] == '.' {
 		j++
@@ -323,6 +393,15 @@ func (p *argParser) number() (any, bool) {
 	p.i = j
 	return f, true
 }
+
+// smallInts are the numbers 0 to 255 boxed as float64, as argument
+// objects' counts and limits most often are: boxing one allocates.
+var smallInts = func() (t [256]any) {
+	for i := range t {
+		t[i] = float64(i)
+	}
+	return t
+}()
 
 // maxShared is the longest string parseArgs shares, and maxNames how many
 // distinct strings a batch shares at most.
