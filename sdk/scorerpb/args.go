@@ -2,8 +2,10 @@ package scorerpb
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -55,29 +57,37 @@ func appendValue(buf []byte, v any) ([]byte, bool) {
 		}
 		return append(buf, ']'), true
 	case map[string]any:
-		var small [8]string // most argument objects are small: no allocation
-		keys := small[:0]
-		for k := range x {
-			keys = append(keys, k)
+		// The entries are taken in one pass and sorted by key, rather than
+		// the keys sorted and each value looked up again.
+		var small [8]entry // most argument objects are small: no allocation
+		entries := small[:0]
+		for k, v := range x {
+			entries = append(entries, entry{k, v})
 		}
-		slices.Sort(keys)
+		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
 		buf = append(buf, '{')
-		for i, k := range keys {
+		for i := range entries {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
 			var ok bool
-			if buf, ok = appendString(buf, k); !ok {
+			if buf, ok = appendString(buf, entries[i].k); !ok {
 				return buf, false
 			}
 			buf = append(buf, ':')
-			if buf, ok = appendValue(buf, x[k]); !ok {
+			if buf, ok = appendValue(buf, entries[i].v); !ok {
 				return buf, false
 			}
 		}
 		return append(buf, '}'), true
 	}
 	return buf, false
+}
+
+// entry is one key and value of an argument object.
+type entry struct {
+	k string
+	v any
 }
 
 // appendString appends s quoted when it needs no escaping (printable ASCII
@@ -97,6 +107,11 @@ func appendString(buf []byte, s string) ([]byte, bool) {
 func appendFloat(buf []byte, f float64) ([]byte, bool) {
 	if f != f || f > 1e300 || f < -1e300 { // NaN, infinities and near: let encoding/json decide
 		return buf, false
+	}
+	// Whole numbers, as counts and limits mostly are, as integers (-0
+	// keeps its sign through AppendFloat).
+	if f == math.Trunc(f) && f > -1e15 && f < 1e15 && (f != 0 || !math.Signbit(f)) {
+		return strconv.AppendInt(buf, int64(f), 10), true
 	}
 	return strconv.AppendFloat(buf, f, 'g', -1, 64), true
 }

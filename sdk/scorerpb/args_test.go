@@ -29,6 +29,7 @@ func TestArgsJSONMatchesEncodingJSON(t *testing.T) {
 		{}, {"q": "x", "n": 2.0, "b": true, "z": nil}, {"i": 3, "j": int64(-4), "f": 1e-7, "g": 1e21},
 		{"list": []any{"a", 1.5, []any{}, map[string]any{"k": "v"}}}, {"html": "<&>", "nl": "a\nb", "u": "é"},
 		{"nan": math.NaN()}, {"inf": math.Inf(1)}, {"other": struct{ A int }{1}}, {"strs": []string{"a"}},
+		{"whole": 10.0, "neg": -3.0, "zero": 0.0, "negzero": math.Copysign(0, -1), "million": 1e6, "max": 999999999999999.0, "over": 1e15, "half": 2.5},
 	}
 	for _, v := range values {
 		got, gotErr := AppendArgs(nil, v)
@@ -46,7 +47,7 @@ func TestArgsJSONMatchesEncodingJSON(t *testing.T) {
 			continue
 		}
 		json.Unmarshal(want, &b)
-		if !cmp.Equal(a, b) {
+		if !cmp.Equal(a, b, signedZero) {
 			t.Errorf("AppendArgs(%v) = %s, reads back as %v, want %v", v, got, a, b)
 		}
 	}
