@@ -391,13 +391,13 @@ func (d *fastDecoder) toolCall(t *sdk.Turn, b []byte) error {
 		return err
 	}
 	var parsed map[string]any
-	if !d.nilArgs {
-		parsed = map[string]any{}
-	}
-	if len(args) > 0 {
+	switch {
+	case len(args) > 0:
 		if parsed, err = parseArgs(args, d.args); err != nil {
 			return fmt.Errorf("decoding args of tool call %d (%s): %w", len(t.ToolCalls), name, err)
 		}
+	case !d.nilArgs:
+		parsed = map[string]any{}
 	}
 	t.ToolCalls = append(t.ToolCalls, sdk.ToolCall{Name: name, Args: parsed})
 	return nil
