@@ -2,8 +2,10 @@ package scorerpb
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -55,29 +57,37 @@ func appendValue(buf []byte, v any) ([]byte, bool) {
 		}
 		return append(buf, ']'), true
 	case map[string]any:
-		var small [8]string // most argument objects are small: no allocation
-		keys := small[:0]
-		for k := range x {
-			keys = append(keys, k)
+		// The entries are taken in one pass and sorted by key, rather than
+		// the keys sorted and each value looked up again.
+		var small [8]entry // most argument objects are small: no allocation
+		entries := small[:0]
+		for k, v := range x {
+			entries = append(entries, entry{k, v})
 		}
-		slices.Sort(keys)
+		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
 		buf = append(buf, '{')
-		for i, k := range keys {
+		for i := range entries {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
 			var ok bool
-			if buf, ok = appendString(buf, k); !ok {
+			if buf, ok = appendString(buf, entries[i].k); !ok {
 				return buf, false
 			}
 			buf = append(buf, ':')
-			if buf, ok = appendValue(buf, x[k]); !ok {
+			if buf, ok = appendValue(buf, entries[i].v); !ok {
 				return buf, false
 			}
 		}
 		return append(buf, '}'), true
 	}
 	return buf, false
+}
+
+// entry is one key and value of an argument object.
+type entry struct {
+	k string
+	v any
 }
 
 // appendString appends s quoted when it needs no escaping (printable ASCII
@@ -98,6 +108,11 @@ func appendFloat(buf []byte, f float64) ([]byte, bool) {
 	if f != f || f > 1e300 || f < -1e300 { // NaN, infinities and near: let encoding/json decide
 		return buf, false
 	}
+	// Whole numbers, as counts and limits mostly are, as integers (-0
+	// keeps its sign through AppendFloat).
+	if f == math.Trunc(f) && f > -1e15 && f < 1e15 && (f != 0 || !math.Signbit(f)) {
+		return strconv.AppendInt(buf, int64(f), 10), true
+	}
 	return strconv.AppendFloat(buf, f, 'g', -1, 64), true
 }
 
@@ -107,10 +122,24 @@ func ParseArgs(b []byte) (map[string]any, error) {
 	return parseArgs(b, nil)
 }
 
-// parseArgs is ParseArgs sharing short strings (keys, small values) through
-// names when it is not nil.
-func parseArgs(b []byte, names map[string]string) (map[string]any, error) {
-	p := argParser{b: b, names: names}
+// shared is what the argument objects of one batch share: short strings
+// (keys, tool names) and, for short string values, the value boxed as an
+// any, so that a value that repeats is not boxed again for every object.
+// A box holds an immutable copy of its value, so sharing one changes
+// nothing a scorer can see.
+type shared struct {
+	names map[string]string
+	boxes map[string]any
+}
+
+func newShared() *shared {
+	return &shared{names: map[string]string{}, boxes: map[string]any{}}
+}
+
+// parseArgs is ParseArgs sharing short strings and boxed values through sh
+// when it is not nil.
+func parseArgs(b []byte, sh *shared) (map[string]any, error) {
+	p := argParser{b: b, sh: sh}
 	p.space()
 	if v, ok := p.object(); ok {
 		p.space()
@@ -131,9 +160,9 @@ func parseArgs(b []byte, names map[string]string) (map[string]any, error) {
 // argParser reads the JSON that AppendArgs writes; anything else makes it
 // give up (ok false) so the caller falls back to encoding/json.
 type argParser struct {
-	b     []byte
-	i     int
-	names map[string]string // shared strings, or nil
+	b  []byte
+	i  int
+	sh *shared // shared strings and boxes, or nil
 }
 
 func (p *argParser) space() {
@@ -227,7 +256,7 @@ func (p *argParser) value() (any, bool) {
 	case c == '[':
 		return p.array()
 	case c == '"':
-		return p.str()
+		return p.strValue()
 	case c == 't':
 		return true, p.word("true")
 	case c == 'f':
@@ -248,39 +277,74 @@ func (p *argParser) word(w string) bool {
 	return true
 }
 
-// str reads a string without escapes or non-ASCII bytes.
+// str reads a string without escapes or non-ASCII bytes (an object's key).
 func (p *argParser) str() (string, bool) {
-	if p.i >= len(p.b) || p.b[p.i] != '"' {
+	v, ok := p.raw()
+	if !ok {
 		return "", false
+	}
+	if p.sh == nil || len(v) > maxShared {
+		return string(v), true
+	}
+	if s, ok := p.sh.names[string(v)]; ok {
+		return s, true
+	}
+	s := string(v)
+	if len(p.sh.names) < maxNames {
+		p.sh.names[s] = s
+	}
+	return s, true
+}
+
+// strValue is str for a value: a short one comes boxed from the batch's
+// boxes, in the one lookup str would make.
+func (p *argParser) strValue() (any, bool) {
+	v, ok := p.raw()
+	if !ok {
+		return nil, false
+	}
+	if p.sh == nil || len(v) > maxShared {
+		return string(v), true
+	}
+	if box, ok := p.sh.boxes[string(v)]; ok {
+		return box, true
+	}
+	s := string(v)
+	var box any = s
+	if len(p.sh.boxes) < maxNames {
+		p.sh.boxes[s] = box
+	}
+	return box, true
+}
+
+// raw reads a string without escapes or non-ASCII bytes and returns its
+// contents, still in p.b.
+func (p *argParser) raw() ([]byte, bool) {
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return nil, false
 	}
 	start := p.i + 1
 	for j := start; j < len(p.b); j++ {
 		c := p.b[j]
 		if c == '"' {
 			p.i = j + 1
-			if p.names == nil || j-start > maxShared {
-				return string(p.b[start:j]), true
-			}
-			if s, ok := p.names[string(p.b[start:j])]; ok {
-				return s, true
-			}
-			s := string(p.b[start:j])
-			if len(p.names) < maxNames {
-				p.names[s] = s
-			}
-			return s, true
+			return p.b[start:j], true
 		}
 		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			return "", false
+			return nil, false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // number reads a JSON number (the grammar checked strictly) as float64.
+// An integer of at most 15 digits (exact in a float64) is computed
+// directly, and one from 0 to 255 comes pre-boxed (smallInts); "-0" is
+// left to strconv, which keeps its sign.
 func (p *argParser) number() (any, bool) {
 	start, j := p.i, p.i
-	if j < len(p.b) && p.b[j] == '-' {
+	neg := j < len(p.b) && p.b[j] == '-'
+	if neg {
 		j++
 	}
 	switch {
@@ -292,6 +356,27 @@ func (p *argParser) number() (any, bool) {
 		}
 	default:
 		return nil, false
+	}
+	if digits := p.b[start:j]; (j >= len(p.b) || (p.b[j] != '.' && p.b[j] != 'e' && p.b[j] != 'E')) && len(digits) <= 15 {
+		if neg {
+			digits = digits[1:]
+		}
+		var n int64
+		for _, c := range digits {
+			n = n*10 + int64(c-'0')
+		}
+		switch {
+		case neg && n == 0:
+		case neg:
+			p.i = j
+			return float64(-n), true
+		case n < int64(len(smallInts)):
+			p.i = j
+			return smallInts[n], true
+		default:
+			p.i = j
+			return float64(n), true
+		}
 	}
 	if j < len(p.b) && p.b[j] == '.' {
 		j++
@@ -323,6 +408,15 @@ func (p *argParser) number() (any, bool) {
 	p.i = j
 	return f, true
 }
+
+// smallInts are the numbers 0 to 255 boxed as float64, as argument
+// objects' counts and limits most often are: boxing one allocates.
+var smallInts = func() (t [256]any) {
+	for i := range t {
+		t[i] = float64(i)
+	}
+	return t
+}()
 
 // maxShared is the longest string parseArgs shares, and maxNames how many
 // distinct strings a batch shares at most.

@@ -27,7 +27,8 @@ func UnmarshalCases(b []byte) ([]*sdk.Case, error) {
 // Unmarshal is UnmarshalCases, sharing the tasks and snapshots of earlier
 // batches (see Decoder).
 func (dc *Decoder) Unmarshal(b []byte) ([]*sdk.Case, error) {
-	d := &fastDecoder{names: map[string]string{}, tasks: &dc.tasks, nilArgs: dc.NoToolArgs}
+	sh := newShared()
+	d := &fastDecoder{names: sh.names, args: sh, tasks: &dc.tasks, nilArgs: dc.NoToolArgs}
 	var cases []*sdk.Case
 	var befores, afters []string
 	snaps := map[string]*sdk.Snapshot{}
@@ -77,6 +78,7 @@ func (dc *Decoder) Unmarshal(b []byte) ([]*sdk.Case, error) {
 // fastDecoder holds what one batch's cases share.
 type fastDecoder struct {
 	names map[string]string // event types, phases, tool names
+	args  *shared           // names, and boxed values of tool-call arguments
 	tasks *reuse[sdk.Task]  // by the task's bytes, kept across batches by a Decoder
 	// nilArgs: a tool call without arguments gets nil Args (Decoder.NoToolArgs)
 	nilArgs bool
@@ -389,13 +391,13 @@ func (d *fastDecoder) toolCall(t *sdk.Turn, b []byte) error {
 		return err
 	}
 	var parsed map[string]any
-	if !d.nilArgs {
-		parsed = map[string]any{}
-	}
-	if len(args) > 0 {
-		if parsed, err = parseArgs(args, d.names); err != nil {
+	switch {
+	case len(args) > 0:
+		if parsed, err = parseArgs(args, d.args); err != nil {
 			return fmt.Errorf("decoding args of tool call %d (%s): %w", len(t.ToolCalls), name, err)
 		}
+	case !d.nilArgs:
+		parsed = map[string]any{}
 	}
 	t.ToolCalls = append(t.ToolCalls, sdk.ToolCall{Name: name, Args: parsed})
 	return nil

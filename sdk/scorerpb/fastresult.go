@@ -106,11 +106,12 @@ func UnmarshalResults(b []byte) ([]WireResult, error) {
 	}
 	out := make([]WireResult, 0, n)
 	rd := resultReader{names: map[string]string{}}
+	slab := make([]sdk.Result, n) // one allocation for the response's results
 	err = eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		if num != 1 || typ != protowire.BytesType {
 			return nil
 		}
-		w, err := rd.result(v)
+		w, err := rd.result(v, &slab[len(out)])
 		if err != nil {
 			return fmt.Errorf("reading result %d: %w", len(out), err)
 		}
@@ -155,16 +156,22 @@ func count(b []byte, num protowire.Number) (int, error) {
 	return n, err
 }
 
-func (rd *resultReader) result(b []byte) (WireResult, error) {
+// result reads one result into r, which it returns unless the result is
+// an error. The evidence of all its checks shares one slice, each check's
+// capped at its length, so that appending to one check's evidence cannot
+// change the next one's.
+func (rd *resultReader) result(b []byte, r *sdk.Result) (WireResult, error) {
 	var w WireResult
-	r := &sdk.Result{}
 	var msg string
-	var checks, tags, diags int
-	if err := eachField(b, func(num protowire.Number, typ protowire.Type, _ []byte, _ uint64) error {
+	var checks, evidence, tags, diags int
+	if err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		if typ == protowire.BytesType {
 			switch num {
 			case 3:
 				checks++
+				n, err := count(v, 5)
+				evidence += n
+				return err
 			case 4:
 				tags++
 			case 5:
@@ -184,6 +191,10 @@ func (rd *resultReader) result(b []byte) (WireResult, error) {
 	if diags > 0 {
 		r.Diagnostics = make([]string, 0, diags)
 	}
+	var ev []string
+	if evidence > 0 {
+		ev = make([]string, 0, evidence)
+	}
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		var err error
 		var s string
@@ -194,7 +205,7 @@ func (rd *resultReader) result(b []byte) (WireResult, error) {
 			r.Score = math.Float64frombits(x)
 		case num == 3 && typ == protowire.BytesType:
 			var c sdk.Check
-			if c, err = rd.check(v); err == nil {
+			if c, ev, err = rd.check(v, ev); err == nil {
 				r.Checks = append(r.Checks, c)
 			}
 		case num == 4 && typ == protowire.BytesType:
@@ -222,13 +233,11 @@ func (rd *resultReader) result(b []byte) (WireResult, error) {
 	return w, nil
 }
 
-func (rd *resultReader) check(b []byte) (sdk.Check, error) {
+// check reads one check, appending its evidence to ev (which has room for
+// it) and returning the rest of ev.
+func (rd *resultReader) check(b []byte, ev []string) (sdk.Check, []string, error) {
 	var c sdk.Check
-	if n, err := count(b, 5); err != nil {
-		return c, err
-	} else if n > 0 {
-		c.Evidence = make([]string, 0, n)
-	}
+	start := len(ev)
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		var err error
 		var s string
@@ -243,13 +252,16 @@ func (rd *resultReader) check(b []byte) (sdk.Check, error) {
 			c.Detail, err = str(v)
 		case num == 5 && typ == protowire.BytesType:
 			s, err = rd.name(v)
-			c.Evidence = append(c.Evidence, s)
+			ev = append(ev, s)
 		case num == 6 && typ == protowire.BytesType:
 			c.FailureTag, err = rd.name(v)
 		}
 		return err
 	})
-	return c, err
+	if len(ev) > start {
+		c.Evidence = ev[start:len(ev):len(ev)]
+	}
+	return c, ev, err
 }
 
 // CheckWireResults is CheckResults for results read by UnmarshalResults.

@@ -108,6 +108,13 @@ func TestUnmarshalResultsMatchesProto(t *testing.T) {
 	if diff := cmp.Diff(want, got, errText); diff != "" {
 		t.Errorf("UnmarshalResults() (-proto +direct):\n%s", diff)
 	}
+	// The checks' evidence shares one slice: appending to one check's
+	// must not change the next one's.
+	first := got[1].Result.Checks
+	_ = append(first[0].Evidence, "appended")
+	if diff := cmp.Diff(want[1].Result.Checks[1].Evidence, first[1].Evidence); diff != "" {
+		t.Errorf("check 2's evidence after appending to check 1's (-want +got):\n%s", diff)
+	}
 	for name, bad := range map[string][]byte{
 		"truncated":                b[:len(b)-5],
 		"invalid utf8":             {0x0a, 0x04, 0x0a, 0x02, 0xff, 0xfe},
