@@ -12,14 +12,19 @@ import (
 // format once (sqliteTime); what is stored, and what reads back, is what
 // the driver stores for the time.Time itself, on a plain database file and
 // on one whose DSN sets the driver's own time format (where the text would
-// differ, so the time is bound as it is).
+// differ, so the time is bound as it is), also when that parameter's name
+// is percent-encoded in the DSN, as the driver decodes it; a parameter
+// whose value only contains "_time" (busy_timeout) leaves the text on.
 func TestSQLiteTimeText(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 12, 1, 23, 4, 5, 123456789, time.UTC) // as Store.now gives it
-	for name, query := range map[string]string{"plain": "", "_time_format=sqlite": "?_time_format=sqlite"} {
+	for name, query := range map[string]string{"plain": "", "_time_format=sqlite": "?_time_format=sqlite", "escaped": "?%5Ftime_format=sqlite", "busy_timeout": "?_pragma=busy_timeout(100)"} {
 		t.Run(name, func(t *testing.T) {
 			s := openStore(t, filepath.Join(t.TempDir(), "assay.db")+query)
 			s.now = func() time.Time { return at }
+			if want := query == "" || name == "busy_timeout"; s.timeText != want {
+				t.Errorf("timeText = %v with %q, want %v", s.timeText, query, want)
+			}
 			run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
 			if err != nil {
 				t.Fatal(err)
@@ -38,7 +43,7 @@ func TestSQLiteTimeText(t *testing.T) {
 			if err := s.db.QueryRowContext(ctx, `SELECT typeof(created_at) || ' ' || created_at FROM company_eval_turns WHERE label = ?`, turns[0].Label).Scan(&want); err != nil {
 				t.Fatal(err)
 			}
-			if query != "" && want == "text "+at.String() {
+			if name != "plain" && name != "busy_timeout" && want == "text "+at.String() {
 				t.Fatalf("the driver stored %q with %s: the test does not tell the two formats apart", want, query)
 			}
 			for _, q := range []string{

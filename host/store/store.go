@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -162,6 +163,28 @@ func openPostgres(ctx context.Context, dsn string, o options) (*Store, error) {
 	return s, nil
 }
 
+// sqliteTimeText reports whether the driver, opened with dsn, writes a
+// time.Time as its String(): whether no query parameter of dsn, as the
+// driver decodes them (url.ParseQuery of what follows the first '?'), is
+// one of its time parameters (_time_format, _time_integer_format,
+// _timezone). A query it cannot decode is taken to set one.
+func sqliteTimeText(dsn string) bool {
+	pos := strings.IndexRune(dsn, '?')
+	if pos < 0 {
+		return true
+	}
+	q, err := url.ParseQuery(dsn[pos+1:])
+	if err != nil {
+		return false
+	}
+	for k := range q {
+		if strings.HasPrefix(k, "_time") {
+			return false
+		}
+	}
+	return true
+}
+
 // openSQLite opens and migrates a SQLite database, trying again while it is
 // busy (another process holds the write lock past the busy timeout, or is
 // switching a new file to WAL) until o.openBudget is spent.
@@ -175,7 +198,7 @@ func openSQLite(ctx context.Context, dsn string, o options) (*Store, error) {
 		}
 		s := newStore(db, SQLite)
 		s.retries = attempt
-		s.timeText = !strings.Contains(dsn, "_time")
+		s.timeText = sqliteTimeText(sqliteDSN(dsn, o.busyTimeout))
 		if isSQLiteMemory(dsn) {
 			// Every connection to :memory: is its own database.
 			s.db.SetMaxOpenConns(1)
