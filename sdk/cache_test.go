@@ -8,7 +8,15 @@ import (
 	"time"
 )
 
-type snap struct{ n int }
+// snap is a key of more than 16 bytes: the runtime may put a pointer-free
+// object of 16 bytes or less in one tiny block with others, and a cleanup
+// of such an object never runs while another object of its block lives
+// (runtime.AddCleanup), which made TestCacheForgetsCollectedKeys fail when
+// a parallel test's allocation shared the block. *sdk.Snapshot is larger.
+type snap struct {
+	n   int
+	pad [2]int
+}
 
 // TestCacheBuildsOncePerKey: every caller with the same pointer shares one
 // build, even concurrently; another pointer gets its own.
@@ -57,4 +65,27 @@ func TestCacheForgetsCollectedKeys(t *testing.T) {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestSnapshotCacheForgetsBesideLiveAllocation: a snapshot dropped while a
+// small object allocated right after it lives on is still forgotten. A
+// pointer-free key of 16 bytes or less would share that object's tiny block
+// and never be cleaned up; *Snapshot is neither.
+func TestSnapshotCacheForgetsBesideLiveAllocation(t *testing.T) {
+	var c SnapshotCache[int]
+	var alive *[4]byte
+	func() {
+		s := &Snapshot{CapturedAt: "t0"}
+		alive = new([4]byte)
+		c.Get(s, func(*Snapshot) int { return 1 })
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Len() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("Len() = %d after the snapshot was dropped, want 0", c.Len())
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	runtime.KeepAlive(alive)
 }
