@@ -83,7 +83,7 @@ func readSource(path string, offHeap int) (src []byte, free func(), list diag.Li
 	start := diag.Pos{File: path, Line: 1, Col: 1}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeIO, "reading pack: %v", unwrapPath(err))}
+		return nil, nil, readErr(path, err)
 	}
 	defer f.Close()
 	var size int64
@@ -99,19 +99,24 @@ func readSource(path string, offHeap int) (src []byte, free func(), list diag.Li
 		}
 		// Not possible, or the file changed size: read it as always.
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeIO, "reading pack: %v", unwrapPath(err))}
+			return nil, nil, readErr(path, err)
 		}
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size+512))
 	_, err = buf.ReadFrom(io.LimitReader(f, MaxSize+1))
 	src = buf.Bytes()
 	if err != nil {
-		return nil, nil, diag.List{diag.Errorf(diag.Pos{File: path}, CodeIO, "reading pack: %v", unwrapPath(err))}
+		return nil, nil, readErr(path, err)
 	}
 	if len(src) > MaxSize {
 		return nil, nil, diag.List{tooLarge(start, int64(len(src)))}
 	}
 	return src, func() {}, nil
+}
+
+// readErr reports that the pack at path could not be read.
+func readErr(path string, err error) diag.List {
+	return diag.List{diag.Errorf(diag.Pos{File: path}, CodeIO, "reading pack: %v", unwrapPath(err))}
 }
 
 func unwrapPath(err error) error {
