@@ -462,22 +462,23 @@ func (d *decoder) ownerPos(key *mkey, v *node) diag.Pos {
 // itemPos is the position of the "- " that introduces a list item, or the
 // item's own position when it has none.
 func (d *decoder) itemPos(v *node) diag.Pos {
-	line, ok := d.lineBytes(v.pos().Line)
+	pos := v.pos()
+	line, ok := d.lineBytes(pos.Line)
 	if !ok {
-		return v.pos()
+		return pos
 	}
 	// Columns count runes; on the (usual) ASCII prefix they are bytes.
-	end := v.pos().Col - 1
+	end := pos.Col - 1
 	if end > len(line) {
-		return v.pos()
+		return pos
 	}
-	if end > d.asciiPrefix(v.pos().Line, line) {
-		return d.itemPosRunes(v)
+	if end > d.asciiPrefix(pos.Line, line) {
+		return d.itemPosRunes(pos)
 	}
 	if c := dashCol(line, end); c > 0 {
-		return diag.Pos{File: v.pos().File, Line: v.pos().Line, Col: c}
+		pos.Col = c
 	}
-	return v.pos()
+	return pos
 }
 
 // asciiPrefix is the length of the ASCII prefix of line n, whose bytes are
@@ -495,15 +496,15 @@ func (d *decoder) asciiPrefix(n int, line []byte) int {
 	return i
 }
 
-func (d *decoder) itemPosRunes(v *node) diag.Pos {
-	runes, ok := d.lineRunes(v.pos().Line)
+func (d *decoder) itemPosRunes(pos diag.Pos) diag.Pos {
+	runes, ok := d.lineRunes(pos.Line)
 	if !ok {
-		return v.pos()
+		return pos
 	}
-	if c := dashCol(runes, min(v.pos().Col-1, len(runes))); c > 0 {
-		return diag.Pos{File: v.pos().File, Line: v.pos().Line, Col: c}
+	if c := dashCol(runes, min(pos.Col-1, len(runes))); c > 0 {
+		pos.Col = c
 	}
-	return v.pos()
+	return pos
 }
 
 // dashCol is the column of the "-" at or before column end of line (bytes or

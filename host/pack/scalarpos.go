@@ -58,26 +58,28 @@ func (d *decoder) oneLinePlain(n *node) (ScalarPos, bool) {
 	if !n.yscal || ScalarStyle(n.style) != Plain {
 		return ScalarPos{}, false
 	}
-	line, ok := d.lineBytes(n.pos().Line)
-	c := n.pos().Col - 1
-	if !ok || c < 0 || c >= len(line) || c > d.asciiPrefix(n.pos().Line, line) || line[c] == '!' || line[c] == '&' ||
+	pos := n.pos()
+	line, ok := d.lineBytes(pos.Line)
+	c := pos.Col - 1
+	if !ok || c < 0 || c >= len(line) || c > d.asciiPrefix(pos.Line, line) || line[c] == '!' || line[c] == '&' ||
 		string(line[c:]) != n.value() {
 		return ScalarPos{}, false
 	}
-	return ScalarPos{Pos: n.pos(), Style: Plain}, true
+	return ScalarPos{Pos: pos, Style: Plain}, true
 }
 
 // scalarPosFull is scalarPos for any scalar.
 func (d *decoder) scalarPosFull(n *node) ScalarPos {
-	sp := ScalarPos{Pos: n.pos(), Style: ScalarStyle(n.style)}
+	pos := n.pos()
+	sp := ScalarPos{Pos: pos, Style: ScalarStyle(n.style)}
 	if !n.yscal {
 		return sp
 	}
-	runes, ok := d.lineRunes(n.pos().Line) // shared and cached: read only
+	runes, ok := d.lineRunes(pos.Line) // shared and cached: read only
 	if !ok {
 		return sp
 	}
-	c := n.pos().Col - 1 // 0-based rune index of the token
+	c := pos.Col - 1 // 0-based rune index of the token
 	// Skip node properties (a tag or an anchor) written before the value.
 	for c < len(runes) && (runes[c] == '!' || runes[c] == '&') {
 		for c < len(runes) && runes[c] != ' ' && runes[c] != '\t' {
@@ -91,16 +93,17 @@ func (d *decoder) scalarPosFull(n *node) ScalarPos {
 		return sp
 	}
 	sp.Pos.Col = c + 1
+	value := n.value()
 	var lines [][]contribution
 	switch sp.Style {
 	case Literal, Folded:
-		lines = d.blockLines(n.pos().Line, runes, c)
+		lines = d.blockLines(pos.Line, runes, c)
 	case SingleQuoted, DoubleQuoted:
-		lines = d.quotedLines(n.pos().Line, runes, c, sp.Style == DoubleQuoted, utf8.RuneCountInString(n.value()))
+		lines = d.quotedLines(pos.Line, runes, c, sp.Style == DoubleQuoted, utf8.RuneCountInString(value))
 	default:
-		lines = d.plainLines(n.pos().Line, runes, c, utf8.RuneCountInString(n.value()))
+		lines = d.plainLines(pos.Line, runes, c, utf8.RuneCountInString(value))
 	}
-	sp.Runs, sp.Lines = align([]rune(n.value()), lines, n.pos().File)
+	sp.Runs, sp.Lines = align([]rune(value), lines, pos.File)
 	// Lines are for block and multi-line scalars; one run that starts where
 	// At would start without runs says no more than no runs (a pack's many
 	// one-line expressions are kept small).
