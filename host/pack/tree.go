@@ -140,8 +140,7 @@ func clip(s string) string {
 // builder turns a yaml.Node document into a node tree, reporting duplicate
 // keys, non-scalar keys, values JSON cannot hold, and alias abuse.
 type builder struct {
-	file     string
-	filep    *string // file, for the nodes' positions
+	file     *string // the file's name, shared by the nodes' positions
 	diags    *collector
 	memo     map[*yaml.Node]*node
 	building map[*yaml.Node]bool
@@ -154,15 +153,15 @@ type builder struct {
 }
 
 func newBuilder(file string, c *collector) *builder {
-	return &builder{file: file, filep: &file, diags: c, memo: map[*yaml.Node]*node{}, building: map[*yaml.Node]bool{}}
+	return &builder{file: &file, diags: c, memo: map[*yaml.Node]*node{}, building: map[*yaml.Node]bool{}}
 }
 
 func (b *builder) pos(y *yaml.Node) diag.Pos {
-	return diag.Pos{File: b.file, Line: y.Line + b.lineOff, Col: y.Column}
+	return b.at(y).pos()
 }
 
 func (b *builder) at(y *yaml.Node) at {
-	return newAt(b.filep, y.Line+b.lineOff, y.Column)
+	return newAt(b.file, y.Line+b.lineOff, y.Column)
 }
 
 func (b *builder) build(y *yaml.Node) *node {
