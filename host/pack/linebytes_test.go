@@ -45,21 +45,14 @@ func TestLineBytes(t *testing.T) {
 				got, ok := d.lineBytes(n)
 				if n < 1 || n > len(want) {
 					if ok {
-						t.Fatalf("lineBytes(%d) of %q = %q, true; want false", n, clipTest(src), got)
+						t.Fatalf("lineBytes(%d) of %q = %q, true; want false", n, clip(src), got)
 					}
 					continue
 				}
 				if w := bytes.TrimSuffix(want[n-1], []byte{'\r'}); !ok || !bytes.Equal(got, w) {
-					t.Fatalf("lineBytes(%d) of %q = %q, %v; want %q", n, clipTest(src), got, ok, w)
+					t.Fatalf("lineBytes(%d) of %q = %q, %v; want %q", n, clip(src), got, ok, w)
 				}
 			}
 		}
 	}
-}
-
-func clipTest(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
 }
