@@ -112,11 +112,7 @@ func TestEvidenceBlobsStored(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, b.DSN(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openStore(t, b.DSN(t))
 			e := &Engine{gzips: newGzipPool(1)}
 			raws := map[string][]byte{}
 			var blobs []store.Blob
