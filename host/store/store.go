@@ -191,14 +191,16 @@ func sqliteTimeText(dsn string) bool {
 func openSQLite(ctx context.Context, dsn string, o options) (*Store, error) {
 	deadline := time.Now().Add(o.openBudget)
 	wait := 50 * time.Millisecond
+	full := sqliteDSN(dsn, o.busyTimeout)
+	timeText := sqliteTimeText(full)
 	for attempt := 0; ; attempt++ {
-		db, err := sql.Open("sqlite", sqliteDSN(dsn, o.busyTimeout))
+		db, err := sql.Open("sqlite", full)
 		if err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
 		s := newStore(db, SQLite)
 		s.retries = attempt
-		s.timeText = sqliteTimeText(sqliteDSN(dsn, o.busyTimeout))
+		s.timeText = timeText
 		if isSQLiteMemory(dsn) {
 			// Every connection to :memory: is its own database.
 			s.db.SetMaxOpenConns(1)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/store/storetest"
 )
 
@@ -22,11 +21,7 @@ func TestCompareExampleRuns(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, b.DSN(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openStore(t, b.DSN(t))
 			req := exampleRequest(t, newLocal(), "../../examples/runs/candidate-a", "../../examples/runs/candidate-b")
 			req.Engine.Store = st
 			rep, err := Run(ctx, req)

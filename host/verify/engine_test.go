@@ -100,6 +100,17 @@ func fixtureInput(p *pack.Pack, candidate, kind string) *Input {
 	return in
 }
 
+// openStore opens the store at dsn, closed when the test ends.
+func openStore(t testing.TB, dsn string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 func newEngine(t *testing.T, l *local, st *store.Store) (*Engine, *pack.Pack) {
 	t.Helper()
 	p, set := loadFixturePack(t, l)
@@ -236,11 +247,7 @@ func TestVerifyUnreadableSnapshotIsRecordedNotFatal(t *testing.T) {
 
 func TestVerifyResumesAndFresh(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, filepath.Join(t.TempDir(), "assay.db"))
 	l := newLocal()
 	e, p := newEngine(t, l, st)
 	full := fixtureInput(p, "c", "good")
@@ -411,11 +418,7 @@ func (c *cancelling) Score(ctx context.Context, id scorer.ID, cases []*scorer.Ca
 // the interruption never becomes an unscored turn, and a rerun scores the rest.
 func TestVerifyInterruptRecordsNoFalseUnscored(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "assay.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, filepath.Join(t.TempDir(), "assay.db"))
 	l := newLocal()
 	sc := &cancelling{local: l, n: 3, cancel: cancel}
 	p, set := loadFixturePack(t, l)
@@ -458,11 +461,7 @@ func TestVerifyInterruptRecordsNoFalseUnscored(t *testing.T) {
 // A resumed run tries again the turns it could not score, replacing them.
 func TestVerifyResumeRetriesUnscored(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, filepath.Join(t.TempDir(), "assay.db"))
 	l := newLocal()
 	l.fail["tool_sequence"] = true
 	e, p := newEngine(t, l, st)
@@ -533,11 +532,7 @@ func copyInput(t *testing.T, in *Input) *Input {
 // the turn's next revision, and the outcome names it.
 func TestResumeKeyedByContent(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, filepath.Join(t.TempDir(), "assay.db"))
 	l := newLocal()
 	e, p := newEngine(t, l, st)
 	in := copyInput(t, fixtureInput(p, "c", "good"))
@@ -663,11 +658,7 @@ func TestWireTasksShareEqualKPIs(t *testing.T) {
 // and progress counts only what was recorded.
 func TestVerifyRecordFailureKeepsEarlierChunks(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, filepath.Join(t.TempDir(), "assay.db"))
 	l := newLocal()
 	p, set := loadFixturePack(t, l)
 	const failAt = 3 // the fourth task's chunk

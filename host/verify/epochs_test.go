@@ -128,11 +128,7 @@ func TestTurnsFileEpochs(t *testing.T) {
 // averages epochs per task; a rerun reuses every epoch.
 func TestVerifyEpochs(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "assay.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, filepath.Join(t.TempDir(), "assay.db"))
 	l := newLocal()
 	e, p := newEngine(t, l, st)
 	in := fixtureInput(p, "c", "good")

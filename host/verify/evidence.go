@@ -235,10 +235,8 @@ func (s *blobSet) has(sha string) bool {
 	return in
 }
 
-func (s *blobSet) add(sha string) { s.insert(sha) }
-
 // insert adds sha and reports whether it was not in the set before: one
-// decoding of the digest where has and add would make two.
+// decoding of the digest where has and an add would make two.
 func (s *blobSet) insert(sha string) bool {
 	if d, ok := store.Digest(sha); ok {
 		if _, in := s.digests[d]; in {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -55,9 +53,9 @@ func TestEvidenceBlobs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := sha256.Sum256(raw)
-				if sha != hex.EncodeToString(want[:]) || blob.SHA256 != sha {
-					t.Errorf("sha256 = %s, blob %s, want %x", sha, blob.SHA256, want)
+				want := sha256Hex(raw)
+				if sha != want || blob.SHA256 != sha {
+					t.Errorf("sha256 = %s, blob %s, want %s", sha, blob.SHA256, want)
 				}
 				if blob.Size != int64(n) || blob.Kind != store.BlobTrace {
 					t.Errorf("blob size %d kind %q, want %d %q", blob.Size, blob.Kind, n, store.BlobTrace)
@@ -81,9 +79,9 @@ func TestEvidenceBlobs(t *testing.T) {
 	t.Run("hash only", func(t *testing.T) {
 		raw := evidenceBytes(4096, 2)
 		sha, blob, err := e.newEvidenceTee(bytes.NewReader(raw), false).finish(store.BlobTrace)
-		want := sha256.Sum256(raw)
-		if err != nil || blob != nil || sha != hex.EncodeToString(want[:]) {
-			t.Errorf("finish without keep = %s, %v, %v; want %x, no blob", sha, blob, err, want)
+		want := sha256Hex(raw)
+		if err != nil || blob != nil || sha != want {
+			t.Errorf("finish without keep = %s, %v, %v; want %s, no blob", sha, blob, err, want)
 		}
 	})
 }
@@ -112,11 +110,7 @@ func TestEvidenceBlobsStored(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, b.DSN(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openStore(t, b.DSN(t))
 			e := &Engine{gzips: newGzipPool(1)}
 			raws := map[string][]byte{}
 			var blobs []store.Blob

@@ -33,11 +33,7 @@ func TestRunRecordsPackFirst(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(b.Name+"/"+tt.name, func(t *testing.T) {
 				ctx := context.Background()
-				st, err := store.Open(ctx, b.DSN(t))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer st.Close()
+				st := openStore(t, b.DSN(t))
 				if tt.enum != nil {
 					if err := st.SyncScorerEnum(ctx, tt.enum); err != nil {
 						t.Fatal(err)
@@ -47,7 +43,7 @@ func TestRunRecordsPackFirst(t *testing.T) {
 				req.Engine.Store = st
 				started := false
 				req.Start = func(context.Context) error { started = true; return tt.start }
-				_, err = Run(ctx, req)
+				_, err := Run(ctx, req)
 				switch {
 				case tt.wantIs == nil && err != nil:
 					t.Fatalf("Run() = %v", err)

@@ -42,11 +42,7 @@ func TestProbeFlagsNondeterministicScorer(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, b.DSN(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openStore(t, b.DSN(t))
 			req, _ := verifiedThenDeleted(t, st)
 			l := req.Engine.Scorers.(*local)
 			eng := req.Engine
@@ -96,11 +92,7 @@ func TestProbeFlagsNondeterministicScorer(t *testing.T) {
 // instead of quietly probing a smaller sample.
 func TestProbeSaysWhatItSkipped(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, storetest.SQLite(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, storetest.SQLite(t))
 	req, _ := verifiedThenDeleted(t, st)
 	if _, err := st.DB().ExecContext(ctx, `UPDATE company_eval_blobs SET data = x'00' WHERE kind = 'trace'`); err != nil {
 		t.Fatal(err)

@@ -122,7 +122,7 @@ func (e *Engine) ScoreRefs(ctx context.Context, run store.RunRow, refs []TurnRef
 	specs := make([]*TurnSpec, len(refs))
 	for i, r := range refs {
 		for _, sha := range []string{r.Trace, r.Metrics, r.Before, r.After} {
-			v.stored.add(sha)
+			v.stored.insert(sha)
 		}
 		row := store.TurnRow{Label: r.Label, Epoch: r.Epoch, TraceSHA256: r.Trace, MetricsSHA256: r.Metrics,
 			StateBeforeSHA256: r.Before, StateAfterSHA256: r.After}

@@ -77,11 +77,7 @@ func TestRescoreAfterTraceFilesDeleted(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, b.DSN(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openStore(t, b.DSN(t))
 			req, rep := verifiedThenDeleted(t, st)
 			from := rep.Candidates[0].RunID
 
@@ -137,11 +133,7 @@ func TestRescoreChangedScorerDiff(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, b.DSN(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openStore(t, b.DSN(t))
 			req, rep := verifiedThenDeleted(t, st)
 			from := rep.Candidates[0]
 			old := byLabel(resultsOf(t, st, from.RunID))["task_create_release_blocker"]
@@ -193,11 +185,7 @@ func TestRescoreChangedScorerDiff(t *testing.T) {
 // unchanged scorers the run is left as it is.
 func TestRescoreSaysWhatHasNoEvidence(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, storetest.SQLite(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, storetest.SQLite(t))
 	req, rep := verifiedThenDeleted(t, st)
 	if _, err := st.DB().ExecContext(ctx, `UPDATE company_eval_turns SET trace_sha256 = '' WHERE label = 'validate_delivery_tools'`); err != nil {
 		t.Fatal(err)
