@@ -128,13 +128,17 @@ func str(v []byte) (string, error) {
 }
 
 // name is str for a value that repeats across the batch.
-func (d *fastDecoder) name(v []byte) (string, error) {
-	if s, ok := d.sh.names[string(v)]; ok {
+func (d *fastDecoder) name(v []byte) (string, error) { return shareStr(d.sh.names, v) }
+
+// shareStr is str(v) taken from names when it is there, else added to
+// names while it holds fewer than maxNames.
+func shareStr(names map[string]string, v []byte) (string, error) {
+	if s, ok := names[string(v)]; ok {
 		return s, nil
 	}
 	s, err := str(v)
-	if err == nil && len(d.sh.names) < maxNames {
-		d.sh.names[s] = s
+	if err == nil && len(names) < maxNames {
+		names[s] = s
 	}
 	return s, err
 }
