@@ -22,12 +22,12 @@ import (
 // The rows are encoded from the Go values as the driver reads them, so a
 // chunk is never held encoded whole.
 
-// The COPY commands of the three tables; the columns are those of
-// pgInsertTurns, pgInsertBlobs and pgInsertPackTasks.
+// The COPY commands of the three tables, of the columns pgInsertTurns,
+// pgInsertBlobs and pgInsertPackTasks fill.
 const (
 	pgCopyTurns     = `COPY company_eval_turns (` + turnColumns + `) FROM STDIN (FORMAT binary)`
-	pgCopyBlobs     = `COPY company_eval_blobs (sha256, kind, encoding, size, data, created_at) FROM STDIN (FORMAT binary)`
-	pgCopyPackTasks = `COPY company_eval_packs (pack_sha256, company, label, scorer, weight, slice_tags, created_at) FROM STDIN (FORMAT binary)`
+	pgCopyBlobs     = `COPY company_eval_blobs (` + pgBlobColumns + `) FROM STDIN (FORMAT binary)`
+	pgCopyPackTasks = `COPY company_eval_packs (` + pgPackColumns + `) FROM STDIN (FORMAT binary)`
 )
 
 // pgCopy is one statement's rows as a COPY: sql is the command, row

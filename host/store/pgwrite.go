@@ -63,8 +63,16 @@ const pgInsertTurns = `INSERT INTO company_eval_turns (` + turnColumns + `)
 const pgUpsertTurns = pgInsertTurns + `
 	ON CONFLICT (run_id, label, epoch, attempt, revision) DO NOTHING`
 
+// pgBlobColumns and pgPackColumns are the columns the bulk writes of blobs
+// and pack tasks fill, in the order of their values, as turnColumns is for
+// turns.
+const (
+	pgBlobColumns = `sha256, kind, encoding, size, data, created_at`
+	pgPackColumns = `pack_sha256, company, label, scorer, weight, slice_tags, created_at`
+)
+
 // pgInsertBlobs inserts blobs from arrays; $6 is created_at.
-const pgInsertBlobs = `INSERT INTO company_eval_blobs (sha256, kind, encoding, size, data, created_at)
+const pgInsertBlobs = `INSERT INTO company_eval_blobs (` + pgBlobColumns + `)
 	SELECT sha256, kind, encoding, size, data, $6
 	FROM unnest($1::bytea[], $2::text[], $3::text[], $4::bigint[], $5::bytea[]) AS u(sha256, kind, encoding, size, data)`
 
@@ -74,7 +82,7 @@ const pgUpsertBlobs = pgInsertBlobs + `
 
 // pgInsertPackTasks inserts pack tasks from arrays; $7 is created_at. The
 // rows must not repeat a (pack sha256, label).
-const pgInsertPackTasks = `INSERT INTO company_eval_packs (pack_sha256, company, label, scorer, weight, slice_tags, created_at)
+const pgInsertPackTasks = `INSERT INTO company_eval_packs (` + pgPackColumns + `)
 	SELECT pack_sha256, company, label, scorer, weight, slice_tags, $7
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::text[])
 		AS u(pack_sha256, company, label, scorer, weight, slice_tags)`

@@ -27,8 +27,7 @@ func UnmarshalCases(b []byte) ([]*sdk.Case, error) {
 // Unmarshal is UnmarshalCases, sharing the tasks and snapshots of earlier
 // batches (see Decoder).
 func (dc *Decoder) Unmarshal(b []byte) ([]*sdk.Case, error) {
-	sh := newShared()
-	d := &fastDecoder{names: sh.names, args: sh, tasks: &dc.tasks, nilArgs: dc.NoToolArgs}
+	d := &fastDecoder{sh: newShared(), tasks: &dc.tasks, nilArgs: dc.NoToolArgs}
 	var cases []*sdk.Case
 	var befores, afters []string
 	snaps := map[string]*sdk.Snapshot{}
@@ -77,9 +76,8 @@ func (dc *Decoder) Unmarshal(b []byte) ([]*sdk.Case, error) {
 
 // fastDecoder holds what one batch's cases share.
 type fastDecoder struct {
-	names map[string]string // event types, phases, tool names
-	args  *shared           // names, and boxed values of tool-call arguments
-	tasks *reuse[sdk.Task]  // by the task's bytes, kept across batches by a Decoder
+	sh    *shared          // event types, phases, tool names; boxed values of tool-call arguments
+	tasks *reuse[sdk.Task] // by the task's bytes, kept across batches by a Decoder
 	// nilArgs: a tool call without arguments gets nil Args (Decoder.NoToolArgs)
 	nilArgs bool
 }
@@ -130,13 +128,17 @@ func str(v []byte) (string, error) {
 }
 
 // name is str for a value that repeats across the batch.
-func (d *fastDecoder) name(v []byte) (string, error) {
-	if s, ok := d.names[string(v)]; ok {
+func (d *fastDecoder) name(v []byte) (string, error) { return shareStr(d.sh.names, v) }
+
+// shareStr is str(v) taken from names when it is there, else added to
+// names while it holds fewer than maxNames.
+func shareStr(names map[string]string, v []byte) (string, error) {
+	if s, ok := names[string(v)]; ok {
 		return s, nil
 	}
 	s, err := str(v)
-	if err == nil && len(d.names) < maxNames {
-		d.names[s] = s
+	if err == nil && len(names) < maxNames {
+		names[s] = s
 	}
 	return s, err
 }
@@ -393,7 +395,7 @@ func (d *fastDecoder) toolCall(t *sdk.Turn, b []byte) error {
 	var parsed map[string]any
 	switch {
 	case len(args) > 0:
-		if parsed, err = parseArgs(args, d.args); err != nil {
+		if parsed, err = parseArgs(args, d.sh); err != nil {
 			return fmt.Errorf("decoding args of tool call %d (%s): %w", len(t.ToolCalls), name, err)
 		}
 	case !d.nilArgs:

@@ -134,14 +134,7 @@ func (rd *resultReader) name(v []byte) (string, error) {
 	if len(v) > maxShared {
 		return str(v)
 	}
-	if s, ok := rd.names[string(v)]; ok {
-		return s, nil
-	}
-	s, err := str(v)
-	if err == nil && len(rd.names) < maxNames {
-		rd.names[s] = s
-	}
-	return s, err
+	return shareStr(rd.names, v)
 }
 
 // count is the number of length-delimited fields num in message b.
