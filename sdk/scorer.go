@@ -20,7 +20,7 @@ type Scorer interface {
 
 // SDKVersion is the version of this SDK, reported in every description a
 // plugin serves (Description.SDKVersion).
-const SDKVersion = "1.3.0"
+const SDKVersion = "1.4.0"
 
 // ID names a scorer. It is snake_case and spelled the same in the manifest,
 // the pack YAML, the schema enum, the DB CHECK and the binary name
@@ -78,6 +78,18 @@ type KPI struct {
 	ValueType   ValueType `json:"value_type"`
 	Description string    `json:"description,omitempty"`
 	FailureTag  string    `json:"failure_tag,omitempty"` // the tag a failed check of this key carries
+	// ArgsRead, on a StringListMap KPI (tool name -> argument keys),
+	// declares that the scorer reads no tool-call argument but those its
+	// task's value of this key lists: the arguments of the listed tools'
+	// calls under the listed keys. A host then sends of each case's tool
+	// calls only those (every call keeps its Name; a call of a tool no
+	// such value lists gets no arguments), and none when the task sets no
+	// such key. Arguments are most of a derived turn's bytes, so a scorer
+	// that checks a few keys of a few tools declares this. Hosts before
+	// SDK 1.4 ignore it and send every argument, which such a scorer does
+	// not read: declaring it is always safe. In process a scorer may be
+	// given every argument. docs/protocol.md ("Needs").
+	ArgsRead bool `json:"args_read,omitempty"`
 }
 
 // Description is what a scorer says about itself. It is constant.

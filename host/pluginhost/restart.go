@@ -167,7 +167,9 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]batchrun.Outc
 		return nil, err
 	}
 	req := scorerpb.NewRawMessage(int(p.perCase.Load()) * (len(cases) + 1))
-	req.B, err = scorerpb.MarshalCases(req.B, cases)
+	// Of the tool calls' arguments only those the running binary says it
+	// reads (sdk.KPI.ArgsRead; docs/protocol.md, "Needs").
+	req.B, err = scorerpb.MarshalCasesFor(req.B, in.desc, cases)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", p.entry.ID, err)
 	}

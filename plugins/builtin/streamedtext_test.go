@@ -88,3 +88,65 @@ func testUnread(t *testing.T, need sdk.Need, vary func(*sdk.Case), stripped func
 		t.Errorf("no built-in scorer declares %s", need)
 	}
 }
+
+// TestArgsReadListsEveryArgument proves that a built-in scorer marking a
+// KPI args_read reads no tool-call argument its task's value leaves out:
+// on every fixture turn, and on the same turn with other arguments
+// (listed keys empty, null, missing or set; unlisted keys and tools
+// added), it scores the case with only the listed arguments, as the host
+// sends it out of process, as it scores it with every argument, as in
+// process.
+func TestArgsReadListsEveryArgument(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := loadFixturePack(t)
+	varied := []map[string]any{
+		{"query": "release blocker", "title": "", "owner": nil, "limit": 3.0, "body": "x"},
+		{"title": "t", "owner": "ops"},
+		{"query": "", "extra": []any{"a"}},
+		{},
+	}
+	declared, listing := 0, 0
+	for _, s := range Scorers() {
+		d := s.Describe()
+		if !slices.ContainsFunc(d.KPIs, func(k sdk.KPI) bool { return k.ArgsRead }) {
+			continue
+		}
+		declared++
+		for _, task := range p.Tasks {
+			for _, variant := range []string{"good", "bad"} {
+				c := fixtureCase(t, p, task, variant)
+				sents := []*sdk.Case{c}
+				for i := range varied {
+					other := *c
+					other.Turn.ToolCalls = append([]sdk.ToolCall{{Name: "unlisted_tool", Args: map[string]any{"query": "q"}}}, c.Turn.ToolCalls...)
+					for j := range other.Turn.ToolCalls[1:] {
+						other.Turn.ToolCalls[j+1].Args = varied[(i+j)%len(varied)]
+					}
+					sents = append(sents, &other)
+				}
+				for _, sent := range sents {
+					all := scorerpb.StripCase(d, sent)
+					listed := scorerpb.ProjectArgs(d, all)
+					if listed != all {
+						listing++
+					}
+					want, err := s.Score(ctx, all)
+					if err != nil {
+						t.Fatalf("Score(%s, %s) with every argument error = %v", d.ID, c.ID, err)
+					}
+					got, err := s.Score(ctx, listed)
+					if err != nil {
+						t.Fatalf("Score(%s, %s) with the listed arguments error = %v", d.ID, c.ID, err)
+					}
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("Score(%s, %s) (-every argument +only the listed):\n%s", d.ID, c.ID, diff)
+					}
+				}
+			}
+		}
+	}
+	if declared == 0 || listing == 0 {
+		t.Errorf("%d built-in scorers mark a KPI args_read, %d cases had arguments left out; want some of each", declared, listing)
+	}
+}

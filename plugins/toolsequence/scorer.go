@@ -38,7 +38,7 @@ func description() sdk.Description {
 				Description: "1 when the listed tools were called in this order (other calls may come between), else 0"},
 			{Key: KeyNoHallucinated, ValueType: sdk.Bool, FailureTag: tagMissing,
 				Description: "true: every called tool is in the task's tool_catalog (false: some is not); an empty catalog cannot be checked"},
-			{Key: KeyArgs, ValueType: sdk.StringListMap, FailureTag: tagWrongArgs,
+			{Key: KeyArgs, ValueType: sdk.StringListMap, FailureTag: tagWrongArgs, ArgsRead: true,
 				Description: "{tool: [arg keys]}: fraction of the listed tools called at least once with every key present in every call"},
 		},
 		Needs: []sdk.Need{sdk.NeedTrace, sdk.NeedNoStreamedText},

@@ -48,7 +48,7 @@ func Cases(d sdk.Description) []*sdk.Case {
 			{Line: 6, Type: "done"},
 		},
 		ToolCalls: []sdk.ToolCall{
-			{Name: "search", Args: map[string]any{"query": "invoice"}},
+			{Name: "search", Args: map[string]any{"query": "invoice", "limit": 10.0}},
 			{Name: "create_task", Args: map[string]any{"title": "Invoice search", "priority": 2.0}},
 		},
 		ToolEvents: 4, Answer: answer, StreamedText: answer, TextLen: len(answer), Finalized: true,

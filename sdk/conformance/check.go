@@ -31,6 +31,11 @@ const (
 	// no_tool_args: sent the tool calls' arguments, as a host before SDK
 	// 1.3 does, it gives the results it gives without them.
 	CheckToolArgsUnread = "tool_args_unread"
+	// CheckToolArgsListed runs only for a scorer that marks a KPI
+	// args_read (sdk.KPI.ArgsRead): sent only the arguments its tasks'
+	// values list, as a host from SDK 1.4 does, it gives the results it
+	// gives with every argument.
+	CheckToolArgsListed = "tool_args_listed"
 	CheckCancellation   = "cancellation" // a cancelled context returns promptly
 	CheckConcurrency    = "concurrency"  // concurrent batches agree with a lone one
 )
@@ -53,7 +58,7 @@ type Result struct {
 
 // fixes says, per check, what a scorer author changes to pass it.
 var fixes = map[string]string{
-	CheckDescribe:           "make Describe return a snake_case id, a version, unique snake_case KPI keys with known value types and known needs",
+	CheckDescribe:           "make Describe return a snake_case id, a version, unique snake_case KPI keys with known value types (args_read only on a string_list_map) and known needs",
 	CheckScoresInRange:      "return a result for every case with Result.Score and every Check.Score a number in [0,1] (never NaN); grade.Sheet clamps them",
 	CheckDeclaredKPIs:       "name in Check.KPI only keys Describe declares, or declare the key",
 	CheckFailureTags:        "give a failed check the FailureTag its KPI declares and copy it into Result.FailureTags; grade.Sheet does both from the description",
@@ -117,6 +122,9 @@ func ValidateDescription(d sdk.Description) []string {
 		seen[k.Key] = true
 		if !knownTypes[k.ValueType] {
 			p = append(p, fmt.Sprintf("KPI key %q has unknown value type %q", k.Key, k.ValueType))
+		}
+		if k.ArgsRead && k.ValueType != sdk.StringListMap {
+			p = append(p, fmt.Sprintf("KPI key %q is marked args_read but its value type is %q, not %q", k.Key, k.ValueType, sdk.StringListMap))
 		}
 	}
 	for _, n := range d.Needs {
@@ -191,6 +199,8 @@ func Check(ctx context.Context, c Client, cases ...*sdk.Case) Report {
 	}
 	if d.NeedsPart(sdk.NeedNoToolArgs) {
 		add(CheckToolArgsUnread, unreadProblems(ctx, c, d, cases, first, sdk.NeedNoToolArgs, "the tool-call arguments", "ToolCall.Args"))
+	} else if slices.ContainsFunc(d.KPIs, func(k sdk.KPI) bool { return k.ArgsRead }) {
+		add(CheckToolArgsListed, listedProblems(ctx, c, d, sent, first))
 	}
 
 	add(CheckCancellation, cancelProblems(ctx, c, sent))
@@ -217,6 +227,26 @@ func unreadProblems(ctx context.Context, c Client, d sdk.Description, cases []*s
 	p := diffProblems("with "+what, withPart, first, outs)
 	if len(p) > 0 {
 		p = append(p, fmt.Sprintf("it declares %s but reads %s: drop the need, or stop reading %s", need, field, what))
+	}
+	return p
+}
+
+// listedProblems scores sent with only the tool-call arguments that d's
+// args_read KPIs list in each task, as a host from SDK 1.4 sends them, and
+// compares with first, scored with every argument: a scorer that reads an
+// argument its listing leaves out would score differently, silently.
+func listedProblems(ctx context.Context, c Client, d sdk.Description, sent []*sdk.Case, first []batchrun.Outcome) []string {
+	listed := make([]*sdk.Case, len(sent))
+	for i, cs := range sent {
+		listed[i] = scorerpb.ProjectArgs(d, cs)
+	}
+	outs, err := score(ctx, c, listed)
+	if err != nil {
+		return []string{"with only the listed arguments: " + err.Error()}
+	}
+	p := diffProblems("with only the listed arguments", listed, first, outs)
+	if len(p) > 0 {
+		p = append(p, "it marks a KPI args_read but reads tool-call arguments that KPI's value does not list: list them, or drop args_read")
 	}
 	return p
 }

@@ -31,10 +31,15 @@ type fake struct {
 	readsText    bool   // score lower when the turn carries streamed text
 	noArgs       bool   // declare no_tool_args
 	readsArgs    bool   // score lower when a tool call carries arguments
+	// listsArgs, when set, declares a KPI "listed_args" of this type
+	// marked args_read; readsArg scores lower when some tool call carries
+	// an argument under this key.
+	listsArgs sdk.ValueType
+	readsArg  string
 }
 
 func (f fake) Describe() sdk.Description {
-	return sdk.Description{
+	d := sdk.Description{
 		ID: f.id, Version: "0.1.0",
 		KPIs: []sdk.KPI{
 			{Key: "tool_used", ValueType: sdk.Bool, FailureTag: "wrong_tool"},
@@ -42,6 +47,10 @@ func (f fake) Describe() sdk.Description {
 		},
 		Needs: f.needs(),
 	}
+	if f.listsArgs != "" {
+		d.KPIs = append(d.KPIs, sdk.KPI{Key: "listed_args", ValueType: f.listsArgs, FailureTag: "wrong_tool", ArgsRead: true})
+	}
+	return d
 }
 
 func (f fake) needs() []sdk.Need {
@@ -73,6 +82,9 @@ func (f fake) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 		s /= 2
 	}
 	if f.readsArgs && slices.ContainsFunc(c.Turn.ToolCalls, func(tc sdk.ToolCall) bool { return len(tc.Args) > 0 }) {
+		s /= 2
+	}
+	if f.readsArg != "" && slices.ContainsFunc(c.Turn.ToolCalls, func(tc sdk.ToolCall) bool { _, ok := tc.Args[f.readsArg]; return ok }) {
 		s /= 2
 	}
 	ch := sdk.Check{KPI: f.checkKPI, Score: min(max(s, 0), 1), Passed: s == 1}
@@ -119,6 +131,15 @@ func TestCheck(t *testing.T) {
 			[]string{conformance.CheckToolArgsUnread}},
 		{"declares both, reads the arguments", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", noText: true, noArgs: true, readsArgs: true},
 			[]string{conformance.CheckToolArgsUnread}},
+		// The generic cases list {"search":["query"]}; their calls are
+		// search {query, limit} and create_task {title, priority}.
+		{"marks args_read, reads a listed argument", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", listsArgs: sdk.StringListMap, readsArg: "query"}, nil},
+		{"marks args_read, reads another key of a listed tool", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", listsArgs: sdk.StringListMap, readsArg: "limit"},
+			[]string{conformance.CheckToolArgsListed}},
+		{"marks args_read, reads an unlisted tool's argument", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", listsArgs: sdk.StringListMap, readsArg: "title"},
+			[]string{conformance.CheckToolArgsListed}},
+		{"marks args_read on a string_list", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", listsArgs: sdk.StringList},
+			[]string{conformance.CheckDescribe}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,6 +163,8 @@ func TestCheck(t *testing.T) {
 			}
 			if tt.s.Describe().NeedsPart(sdk.NeedNoToolArgs) {
 				checks++ // tool_args_unread
+			} else if tt.s.(fake).listsArgs != "" {
+				checks++ // tool_args_listed
 			}
 			if len(rep) != checks && len(tt.want) == 0 {
 				t.Errorf("Check(%s) ran %d checks, want %d", tt.name, len(rep), checks)

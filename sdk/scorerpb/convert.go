@@ -24,7 +24,7 @@ func DescriptionToProto(d sdk.Description) *DescribeResponse {
 		out.Protocols = append(out.Protocols, int32(p))
 	}
 	for i, k := range d.KPIs {
-		out.Kpis[i] = &KPI{Key: k.Key, ValueType: string(k.ValueType), Description: k.Description, FailureTag: k.FailureTag}
+		out.Kpis[i] = &KPI{Key: k.Key, ValueType: string(k.ValueType), Description: k.Description, FailureTag: k.FailureTag, ArgsRead: k.ArgsRead}
 	}
 	for i, n := range d.Needs {
 		out.Needs[i] = string(n)
@@ -45,7 +45,7 @@ func DescriptionFromProto(r *DescribeResponse) sdk.Description {
 		d.Protocols = append(d.Protocols, int(p))
 	}
 	for i, k := range r.GetKpis() {
-		d.KPIs[i] = sdk.KPI{Key: k.GetKey(), ValueType: sdk.ValueType(k.GetValueType()), Description: k.GetDescription(), FailureTag: k.GetFailureTag()}
+		d.KPIs[i] = sdk.KPI{Key: k.GetKey(), ValueType: sdk.ValueType(k.GetValueType()), Description: k.GetDescription(), FailureTag: k.GetFailureTag(), ArgsRead: k.GetArgsRead()}
 	}
 	for i, n := range r.GetNeeds() {
 		d.Needs[i] = sdk.Need(n)

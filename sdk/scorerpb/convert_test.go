@@ -76,7 +76,8 @@ func TestDecodeUnknownRef(t *testing.T) {
 func TestDescriptionRoundTrip(t *testing.T) {
 	t.Parallel()
 	d := sdk.Description{ID: "x", Version: "1", SDKVersion: "2", Protocols: []int{1},
-		KPIs: []sdk.KPI{{Key: "k", ValueType: sdk.Bool, Description: "d", FailureTag: "tool_missing"}}, Needs: []sdk.Need{sdk.NeedTrace}}
+		KPIs: []sdk.KPI{{Key: "k", ValueType: sdk.Bool, Description: "d", FailureTag: "tool_missing"},
+			{Key: "m", ValueType: sdk.StringListMap, ArgsRead: true}}, Needs: []sdk.Need{sdk.NeedTrace}}
 	if diff := cmp.Diff(d, scorerpb.DescriptionFromProto(scorerpb.DescriptionToProto(d))); diff != "" {
 		t.Errorf("DescriptionFromProto(DescriptionToProto()) (-want +got):\n%s", diff)
 	}

@@ -17,6 +17,24 @@ import (
 // of UnmarshalCases. Snapshots are deduplicated by pointer, as there; KPI
 // map entries are written in key order. docs/protocol.md ("Performance").
 func MarshalCases(buf []byte, cases []*sdk.Case) ([]byte, error) {
+	return marshalCases(buf, cases, nil)
+}
+
+// MarshalCasesFor is MarshalCases for a scorer described by d: of each
+// case's tool calls it writes only the arguments d's ArgsRead KPIs list in
+// the case's task, the bytes MarshalCases writes for ProjectArgs(d, c),
+// without copying a map. docs/protocol.md ("Needs").
+func MarshalCasesFor(buf []byte, d sdk.Description, cases []*sdk.Case) ([]byte, error) {
+	keys := argsReadKeys(d)
+	if len(keys) == 0 {
+		return marshalCases(buf, cases, nil)
+	}
+	return marshalCases(buf, cases, &listings{keys: keys, byOne: map[string]argListing{}, byAll: map[string]argListing{}})
+}
+
+// marshalCases writes cases; with ls, each case's tool calls carry only
+// the arguments its task lists.
+func marshalCases(buf []byte, cases []*sdk.Case, ls *listings) ([]byte, error) {
 	refs := map[*sdk.Snapshot]string{}
 	var snaps []*sdk.Snapshot
 	ref := func(s *sdk.Snapshot) string {
@@ -35,7 +53,11 @@ func MarshalCases(buf []byte, cases []*sdk.Case) ([]byte, error) {
 	for _, c := range cases {
 		buf = protowire.AppendTag(buf, 1, protowire.BytesType)
 		if buf, err = nested(buf, func(b []byte) ([]byte, error) {
-			return appendCase(b, c, ref(c.StateBefore), ref(c.StateAfter))
+			var listed map[string][]string // nil: every argument
+			if ls != nil && len(c.Turn.ToolCalls) > 0 {
+				listed = ls.of(&c.Task).tools
+			}
+			return appendCase(b, c, ref(c.StateBefore), ref(c.StateAfter), listed)
 		}); err != nil {
 			return nil, fmt.Errorf("encoding case %q: %w", c.ID, err)
 		}
@@ -120,12 +142,14 @@ func appendBool(b []byte, num protowire.Number, v bool) []byte {
 	return appendVarint(b, num, 1)
 }
 
-func appendCase(b []byte, c *sdk.Case, before, after string) ([]byte, error) {
+// appendCase appends case c. Unless listed is nil, its tool calls carry
+// only the arguments listed names (tool -> sorted keys).
+func appendCase(b []byte, c *sdk.Case, before, after string, listed map[string][]string) ([]byte, error) {
 	b = appendStr(b, 1, c.ID)
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
 	b, _ = nested(b, func(b []byte) ([]byte, error) { return appendTask(b, &c.Task), nil })
 	b = protowire.AppendTag(b, 3, protowire.BytesType)
-	b, err := nested(b, func(b []byte) ([]byte, error) { return appendTurn(b, &c.Turn) })
+	b, err := nested(b, func(b []byte) ([]byte, error) { return appendTurn(b, &c.Turn, listed) })
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +201,7 @@ func appendTask(b []byte, t *sdk.Task) []byte {
 	return b
 }
 
-func appendTurn(b []byte, t *sdk.Turn) ([]byte, error) {
+func appendTurn(b []byte, t *sdk.Turn, listed map[string][]string) ([]byte, error) {
 	for i := range t.Events {
 		e := &t.Events[i]
 		b = protowire.AppendTag(b, 1, protowire.BytesType)
@@ -197,6 +221,13 @@ func appendTurn(b []byte, t *sdk.Turn) ([]byte, error) {
 			b = appendStr(b, 1, tc.Name)
 			if len(tc.Args) == 0 {
 				return b, nil
+			}
+			if listed != nil {
+				ks, ok := listed[tc.Name]
+				if !ok {
+					return b, nil
+				}
+				return appendListedArgs(b, tc.Args, ks)
 			}
 			b = protowire.AppendTag(b, 2, protowire.BytesType)
 			return nested(b, func(b []byte) ([]byte, error) { return AppendArgs(b, tc.Args) })

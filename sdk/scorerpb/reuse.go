@@ -17,10 +17,12 @@ import (
 // values are shared, so scorers treat them as read-only, as they must
 // in-process. The zero Decoder is ready to use and safe for concurrent use.
 type Decoder struct {
-	// NoToolArgs is set for a scorer that declares sdk.NeedNoToolArgs: a
-	// tool call sent without arguments gets a nil Args, as StripCase
-	// leaves it in process, not an empty map. Arguments a host sends
-	// anyway (one before SDK 1.3) are decoded as always.
+	// NoToolArgs is set for a scorer that declares sdk.NeedNoToolArgs, or
+	// marks a KPI ArgsRead (ReadsListedArgs): a tool call sent without
+	// arguments gets a nil Args, as StripCase leaves it in process, not
+	// an empty map (a scorer that reads only listed arguments reads no
+	// call without any). Arguments a host sends anyway (one before SDK
+	// 1.3, or 1.4) are decoded as always.
 	NoToolArgs bool
 
 	snaps reuse[*sdk.Snapshot]

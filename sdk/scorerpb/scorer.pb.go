@@ -61,11 +61,15 @@ func (*DescribeRequest) Descriptor() ([]byte, []int) {
 }
 
 type KPI struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	ValueType     string                 `protobuf:"bytes,2,opt,name=value_type,json=valueType,proto3" json:"value_type,omitempty"`
-	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
-	FailureTag    string                 `protobuf:"bytes,4,opt,name=failure_tag,json=failureTag,proto3" json:"failure_tag,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Key         string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	ValueType   string                 `protobuf:"bytes,2,opt,name=value_type,json=valueType,proto3" json:"value_type,omitempty"`
+	Description string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	FailureTag  string                 `protobuf:"bytes,4,opt,name=failure_tag,json=failureTag,proto3" json:"failure_tag,omitempty"`
+	// Set on a string_list_map KPI whose value (tool name -> argument keys)
+	// lists every tool-call argument the scorer reads: a host may send of a
+	// case's tool calls only the arguments its task's value lists.
+	ArgsRead      bool `protobuf:"varint,5,opt,name=args_read,json=argsRead,proto3" json:"args_read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -126,6 +130,13 @@ func (x *KPI) GetFailureTag() string {
 		return x.FailureTag
 	}
 	return ""
+}
+
+func (x *KPI) GetArgsRead() bool {
+	if x != nil {
+		return x.ArgsRead
+	}
+	return false
 }
 
 type DescribeResponse struct {
@@ -1130,14 +1141,15 @@ var File_scorer_proto protoreflect.FileDescriptor
 const file_scorer_proto_rawDesc = "" +
 	"\n" +
 	"\fscorer.proto\x12\x0fassay.scorer.v1\"\x11\n" +
-	"\x0fDescribeRequest\"y\n" +
+	"\x0fDescribeRequest\"\x96\x01\n" +
 	"\x03KPI\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1d\n" +
 	"\n" +
 	"value_type\x18\x02 \x01(\tR\tvalueType\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x1f\n" +
 	"\vfailure_tag\x18\x04 \x01(\tR\n" +
-	"failureTag\"\xbb\x01\n" +
+	"failureTag\x12\x1b\n" +
+	"\targs_read\x18\x05 \x01(\bR\bargsRead\"\xbb\x01\n" +
 	"\x10DescribeResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1f\n" +

@@ -128,7 +128,7 @@ func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	dec := &scorerpb.Decoder{NoToolArgs: p.Desc.NeedsPart(sdk.NeedNoToolArgs)}
+	dec := &scorerpb.Decoder{NoToolArgs: p.Desc.NeedsPart(sdk.NeedNoToolArgs) || scorerpb.ReadsListedArgs(p.Desc)}
 	s.RegisterService(serviceDesc(), &server{s: p.Impl, desc: p.Desc, logger: logger, limit: p.Limit, dec: dec})
 	return nil
 }

@@ -1,0 +1,193 @@
+package scorerpb
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/assay-eval/assay/sdk"
+)
+
+// A scorer that marks a StringListMap KPI ArgsRead reads no tool-call
+// argument but those its task's value of that key lists (tool name ->
+// argument keys), so a host sends only those: ProjectArgs says which, and
+// MarshalCasesFor writes them without copying a map. docs/protocol.md
+// ("Needs").
+
+// argsReadKeys returns the keys of d's StringListMap KPIs marked ArgsRead;
+// nil when there are none, or when d declares NeedNoToolArgs (then no
+// argument is sent at all). ArgsRead on a KPI of another type is ignored:
+// every argument is sent (conformance reports it).
+func argsReadKeys(d sdk.Description) []string {
+	if d.NeedsPart(sdk.NeedNoToolArgs) {
+		return nil
+	}
+	var keys []string
+	for _, k := range d.KPIs {
+		if k.ArgsRead && k.ValueType == sdk.StringListMap {
+			keys = append(keys, k.Key)
+		}
+	}
+	return keys
+}
+
+// argListing is the arguments a case's scorer reads: for each listed tool,
+// its argument keys, sorted and without repeats. all is set (and tools
+// nil) when some value cannot be read as a tool -> keys object: then every
+// argument is sent.
+type argListing struct {
+	tools map[string][]string
+	all   bool
+}
+
+// listArgs reads t's values of the KPI keys keys into the arguments they
+// list together. A task that sets none of them lists nothing.
+func listArgs(t *sdk.Task, keys []string) argListing {
+	l := argListing{tools: map[string][]string{}}
+	for _, k := range keys {
+		raw, ok := t.KPIs[k]
+		if !ok {
+			continue
+		}
+		var m map[string][]string
+		if v := bytes.TrimLeft(raw, " \t\r\n"); len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &m) != nil {
+			return argListing{all: true}
+		}
+		for tool, ks := range m {
+			l.tools[tool] = append(l.tools[tool], ks...)
+		}
+	}
+	for tool, ks := range l.tools {
+		slices.Sort(ks)
+		l.tools[tool] = slices.Compact(ks)
+	}
+	return l
+}
+
+// ReadsListedArgs reports whether a scorer described by d is sent only
+// the tool-call arguments its tasks list (sdk.KPI.ArgsRead): then a call
+// sent without arguments may as well have nil Args (Decoder.NoToolArgs).
+func ReadsListedArgs(d sdk.Description) bool { return len(argsReadKeys(d)) > 0 }
+
+// ProjectArgs returns c as a host sends it to a scorer described by d: when
+// d marks KPIs ArgsRead (sdk.KPI), a shallow copy whose tool calls carry
+// only the arguments c's task lists under those keys (a call of a tool
+// not listed has nil Args); otherwise, or when a listing cannot be read,
+// c itself. MarshalCasesFor writes the same bytes without the copy.
+func ProjectArgs(d sdk.Description, c *sdk.Case) *sdk.Case {
+	keys := argsReadKeys(d)
+	if len(keys) == 0 || len(c.Turn.ToolCalls) == 0 {
+		return c
+	}
+	l := listArgs(&c.Task, keys)
+	if l.all {
+		return c
+	}
+	out := *c
+	out.Turn.ToolCalls = make([]sdk.ToolCall, len(c.Turn.ToolCalls))
+	for i, tc := range c.Turn.ToolCalls {
+		out.Turn.ToolCalls[i] = sdk.ToolCall{Name: tc.Name}
+		ks, listed := l.tools[tc.Name]
+		if !listed {
+			continue
+		}
+		m := map[string]any{}
+		for _, k := range ks {
+			if v, ok := tc.Args[k]; ok {
+				m[k] = v
+			}
+		}
+		out.Turn.ToolCalls[i].Args = m
+	}
+	return &out
+}
+
+// noTools lists no tool: no argument is sent. Never written.
+var noTools = map[string][]string{}
+
+// listings reads each distinct listing of a batch once: the cases of a
+// batch mostly share their tasks' values.
+type listings struct {
+	keys  []string
+	byOne map[string]argListing // by the value, when there is one key
+	byAll map[string]argListing // by every value, when there are more
+}
+
+func (ls *listings) of(t *sdk.Task) argListing {
+	if len(ls.keys) == 1 {
+		raw, ok := t.KPIs[ls.keys[0]]
+		if !ok {
+			return argListing{tools: noTools}
+		}
+		if l, ok := ls.byOne[string(raw)]; ok {
+			return l
+		}
+		l := listArgs(t, ls.keys)
+		ls.byOne[string(raw)] = l
+		return l
+	}
+	var id []byte
+	for _, k := range ls.keys {
+		raw, ok := t.KPIs[k]
+		if !ok {
+			id = append(id, 0)
+			continue
+		}
+		id = protowire.AppendBytes(append(id, 1), raw)
+	}
+	if l, ok := ls.byAll[string(id)]; ok {
+		return l
+	}
+	l := listArgs(t, ls.keys)
+	ls.byAll[string(id)] = l
+	return l
+}
+
+// appendListedArgs appends the arguments field (2) of a tool call with
+// arguments args and listed keys ks: the entries of args under ks, the
+// bytes AppendArgs writes for a map of just those, nothing when there
+// are none. Each key is looked up once; ks is sorted, so the entries are
+// in AppendArgs's order.
+func appendListedArgs(b []byte, args map[string]any, ks []string) ([]byte, error) {
+	var small [8]entry
+	present := small[:0]
+	for _, k := range ks {
+		if v, ok := args[k]; ok {
+			present = append(present, entry{k, v})
+		}
+	}
+	if len(present) == 0 {
+		return b, nil
+	}
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	return nested(b, func(b []byte) ([]byte, error) {
+		at := len(b)
+		b = append(b, '{')
+		for i := range present {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendString(b, present[i].k); !ok {
+				return appendSubset(b[:at], present)
+			}
+			b = append(b, ':')
+			if b, ok = appendValue(b, present[i].v); !ok {
+				return appendSubset(b[:at], present)
+			}
+		}
+		return append(b, '}'), nil
+	})
+}
+
+// appendSubset appends the entries as AppendArgs writes a map of them:
+// for the keys and values it does not write directly.
+func appendSubset(b []byte, entries []entry) ([]byte, error) {
+	m := make(map[string]any, len(entries))
+	for _, e := range entries {
+		m[e.k] = e.v
+	}
+	return AppendArgs(b, m)
+}
