@@ -82,9 +82,9 @@ type KPI struct {
 	// declares that the scorer reads no tool-call argument but those its
 	// task's value of this key lists: the arguments of the listed tools'
 	// calls under the listed keys. A host then sends of each case's tool
-	// calls only those (every call keeps its Name; a call of a tool no
-	// such value lists gets no arguments), and none when the task sets no
-	// such key. Arguments are most of a derived turn's bytes, so a scorer
+	// calls only those (every call keeps its Name; a call sent without
+	// arguments, such as one of a tool no such value lists, gets nil
+	// Args), and none when the task sets no such key. Arguments are most of a derived turn's bytes, so a scorer
 	// that checks a few keys of a few tools declares this. Hosts before
 	// SDK 1.4 ignore it and send every argument, which such a scorer does
 	// not read: declaring it is always safe. In process a scorer may be

@@ -93,29 +93,30 @@ func BenchmarkResults64(b *testing.B) {
 
 // BenchmarkWire64Stripped is BenchmarkWire64Direct for the batch
 // BenchmarkScore1000 sends: its cases stripped to what tool_sequence
-// declares (scorerpb.StripCase), the host's writing and the plugin's
-// reading measured apart.
+// declares (scorerpb.StripCase) and of the tool calls' arguments only those
+// its tool_args values list (scorerpb.MarshalCasesFor), the host's writing
+// and the plugin's reading measured apart.
 func BenchmarkWire64Stripped(b *testing.B) {
 	d := toolsequence.New().Describe()
 	cases := benchCases(64)
 	for i, c := range cases {
 		cases[i] = scorerpb.StripCase(d, c)
 	}
-	buf, err := scorerpb.MarshalCases(nil, cases)
+	buf, err := scorerpb.MarshalCasesFor(nil, d, cases)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("marshal", func(b *testing.B) {
 		var out []byte
 		for b.Loop() {
-			if out, err = scorerpb.MarshalCases(out[:0], cases); err != nil {
+			if out, err = scorerpb.MarshalCasesFor(out[:0], d, cases); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(float64(len(out))/float64(len(cases)), "bytes/case")
 	})
 	b.Run("unmarshal", func(b *testing.B) {
-		var dec scorerpb.Decoder
+		dec := scorerpb.Decoder{NoToolArgs: scorerpb.ReadsListedArgs(d)}
 		for b.Loop() {
 			if _, err := dec.Unmarshal(buf); err != nil {
 				b.Fatal(err)

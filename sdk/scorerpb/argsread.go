@@ -141,6 +141,9 @@ func (ls *listings) of(t *sdk.Task) argListing {
 		return l
 	}
 	l := listArgs(t, ls.keys)
+	if ls.byAll == nil {
+		ls.byAll = map[string]argListing{}
+	}
 	ls.byAll[string(id)] = l
 	return l
 }
