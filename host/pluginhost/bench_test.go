@@ -229,18 +229,28 @@ func BenchmarkScore1000FromTraces(b *testing.B) {
 		wg.Wait()
 	}
 	run(oop) // launch outside the timing
-	var oopTime, inTime time.Duration
+	var oopTime, inTime, oopCPU, inCPU time.Duration
 	for b.Loop() {
+		pids := oop.PluginPIDs()
+		self0, kids0 := cpuTime(pids)
 		start := time.Now()
 		run(oop)
 		oopTime += time.Since(start)
+		self1, kids1 := cpuTime(pids)
 		start = time.Now()
 		run(inp)
 		inTime += time.Since(start)
+		self2, _ := cpuTime(nil)
+		oopCPU += self1 - self0 + kids1 - kids0
+		inCPU += self2 - self1
 	}
 	turns := float64(b.N * len(traces))
 	oopRate, inRate := turns/oopTime.Seconds(), turns/inTime.Seconds()
 	b.ReportMetric(oopRate, "oop_turns/s")
 	b.ReportMetric(inRate, "inproc_turns/s")
 	b.ReportMetric(oopRate/inRate, "oop/inproc")
+	// CPU per 1,000 traces, host and plugin, as BenchmarkScore1000 counts it.
+	b.ReportMetric(oopCPU.Seconds()*1000/turns*1000, "oop_cpu_ms/1k")
+	b.ReportMetric(inCPU.Seconds()*1000/turns*1000, "inproc_cpu_ms/1k")
+	b.ReportMetric(inCPU.Seconds()/oopCPU.Seconds(), "cpu_inproc/oop")
 }
