@@ -30,10 +30,13 @@ func TestUpgradeNote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// As a database an assay before 011 left: the migration not recorded
-	// (it converts keys already converted to themselves).
-	if _, err := conn.Exec("DELETE FROM schema_migrations WHERE version >= 11"); err != nil {
-		t.Fatal(err)
+	// As a database an assay before 011 left: the migrations not recorded
+	// (011 converts keys already converted to themselves) and the turns
+	// without the column 012 adds.
+	for _, q := range []string{"DELETE FROM schema_migrations WHERE version >= 11", "ALTER TABLE company_eval_turns DROP COLUMN metrics"} {
+		if _, err := conn.Exec(q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	conn.Close()
 	if se := doctor(); !strings.Contains(se, note) || !strings.Contains(se, "011_blob_keys.sql") {

@@ -52,7 +52,7 @@ func BenchmarkInsertTurns(b *testing.B) {
 // one-turn answers (e2e BenchmarkVerifyAnswers10k): open a new database
 // (migrations included), store the pack's 10,000 tasks, begin the run, read
 // its recorded turns, and record 40 chunks of 256 turns, each with a trace
-// and a metrics blob per turn. The rows are made before the timer starts.
+// blob per turn and its metrics row in the turn. The rows are made before the timer starts.
 // It reports the CPU seconds of the process and, on Postgres, of the local
 // server.
 func BenchmarkRecordVerify10k(b *testing.B) {
@@ -98,7 +98,7 @@ func BenchmarkRecordVerify10k(b *testing.B) {
 				m.start()
 				for c := 0; c*chunk < turns; c++ {
 					lo, hi := c*chunk, min((c+1)*chunk, turns)
-					if err := s.RecordTurns(ctx, blobs[2*lo:2*hi], rows[lo:hi]); err != nil {
+					if err := s.RecordTurns(ctx, blobs[lo:hi], rows[lo:hi]); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -116,11 +116,11 @@ func BenchmarkRecordVerify10k(b *testing.B) {
 	}
 }
 
-// benchChunks makes n turn rows like verify's for answer turns, and two
-// blobs (a trace and a metrics row) for each.
+// benchChunks makes n turn rows like verify's for answer turns, each
+// keeping its metrics row, and a trace blob for each.
 func benchChunks(run *Run, n int, checks, gz, metrics []byte) ([]TurnRow, []Blob) {
 	rows := make([]TurnRow, n)
-	blobs := make([]Blob, 0, 2*n)
+	blobs := make([]Blob, 0, n)
 	process, kpi, score := 0.75, 1.0, 0.9125
 	for i := range rows {
 		trace, met := benchSHA(2*i), benchSHA(2*i+1) // random keys, as content hashes are
@@ -129,9 +129,8 @@ func benchChunks(run *Run, n int, checks, gz, metrics []byte) ([]TurnRow, []Blob
 			InputKey: fmt.Sprintf("%064x", i), Status: TurnScored, ProcessScore: &process, KPIScore: &kpi, TurnScore: &score,
 			Checks: checks, FailureTags: []byte(`[]`), ScorerID: "answer_keywords",
 			ScorerSHA256: "d91a63c0ae7b658832fbb9d10dfcdbd868ba1566cef8abb4e94b080ce72a0ea0",
-			Result:       result, TraceSHA256: trace, MetricsSHA256: met}
-		blobs = append(blobs, Blob{SHA256: trace, Kind: BlobTrace, Encoding: EncodingGzip, Size: 175, Data: gz},
-			Blob{SHA256: met, Kind: BlobMetrics, Encoding: EncodingIdentity, Size: int64(len(metrics)), Data: metrics})
+			Result:       result, TraceSHA256: trace, MetricsSHA256: met, Metrics: metrics}
+		blobs = append(blobs, Blob{SHA256: trace, Kind: BlobTrace, Encoding: EncodingGzip, Size: 175, Data: gz})
 	}
 	return rows, blobs
 }

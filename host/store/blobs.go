@@ -202,3 +202,34 @@ func (s *Store) readBlobRows(ctx context.Context, q string, args []any, names ma
 	}
 	return rows.Err()
 }
+
+// TurnMetrics returns the metrics rows of turns by their metrics_sha256
+// (docs/evidence.md): the row a turn keeps itself (TurnRow.Metrics, since
+// migration 012) or, for a turn that keeps none (recorded before it, or
+// recorded by a queue worker after its evidence was stored), the blob of
+// that sha256. A row found in neither place is absent from the map.
+func (s *Store) TurnMetrics(ctx context.Context, turns []TurnRow) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(turns))
+	var shas []string
+	for i := range turns {
+		t := &turns[i]
+		switch {
+		case t.MetricsSHA256 == "":
+		case t.Metrics != nil:
+			out[t.MetricsSHA256] = t.Metrics
+		default:
+			shas = append(shas, t.MetricsSHA256)
+		}
+	}
+	if len(shas) == 0 {
+		return out, nil
+	}
+	stored, err := s.ReadBlobs(ctx, shas)
+	if err != nil {
+		return nil, err
+	}
+	for sha, b := range stored {
+		out[sha] = b
+	}
+	return out, nil
+}

@@ -270,7 +270,8 @@ func pgTurnCopy(turns []TurnRow, now time.Time) pgCopy {
 		b = copyText(b, t.InputKey)
 		b = copyInt4(b, max(t.Epoch, 1))
 		b = copyText(b, t.TraceSHA256)
-		return copyText(b, t.MetricsSHA256)
+		b = copyText(b, t.MetricsSHA256)
+		return copyBytes(b, metricsBytes(t.Metrics))
 	}}
 }
 

@@ -123,8 +123,8 @@ func TestPostgresCopyStoresWhatInsertsStore(t *testing.T) {
 		}
 		dumps = append(dumps, dump(s))
 	}
-	if len(dumps[0]["turns"]) != 52 || len(dumps[0]["blobs"]) != 102 || len(dumps[0]["packs"]) != 2 {
-		t.Fatalf("COPY stored %d turns, %d blobs, %d tasks; want 52, 102, 2",
+	if len(dumps[0]["turns"]) != 52 || len(dumps[0]["blobs"]) != 77 || len(dumps[0]["packs"]) != 2 {
+		t.Fatalf("COPY stored %d turns, %d blobs, %d tasks; want 52, 77, 2",
 			len(dumps[0]["turns"]), len(dumps[0]["blobs"]), len(dumps[0]["packs"]))
 	}
 	if diff := cmp.Diff(dumps[1], dumps[0]); diff != "" {
@@ -179,8 +179,8 @@ func TestPostgresCopyFallsBack(t *testing.T) {
 	if diff := cmp.Diff(turnKeys(all), storedTurns(t, first, run), ignoreTurnIDs); diff != "" {
 		t.Errorf("stored turns (-want +got):\n%s", diff)
 	}
-	if st, err := first.EvidenceStats(ctx); err != nil || st.Blobs != 600 {
-		t.Errorf("EvidenceStats() = %+v, %v; want 600 blobs, each stored once", st, err)
+	if st, err := first.EvidenceStats(ctx); err != nil || st.Blobs != 450 { // 300 traces, 150 metrics rows (recordChunk)
+		t.Errorf("EvidenceStats() = %+v, %v; want 450 blobs, each stored once", st, err)
 	}
 
 	s := openStore(t, dsn)
@@ -190,8 +190,8 @@ func TestPostgresCopyFallsBack(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "store turns") || !strings.Contains(err.Error(), "out of range") {
 		t.Errorf("RecordTurns(attempt 2^31) = %v, want the server's out of range", err)
 	}
-	if st, err := s.EvidenceStats(ctx); err != nil || st.Blobs != 600 {
-		t.Errorf("EvidenceStats() = %+v, %v after the refused chunk; want the 600 stored before", st, err)
+	if st, err := s.EvidenceStats(ctx); err != nil || st.Blobs != 450 {
+		t.Errorf("EvidenceStats() = %+v, %v after the refused chunk; want the 450 stored before", st, err)
 	}
 }
 

@@ -40,14 +40,18 @@ type TurnRow struct {
 	StateAfterSHA256  string          // a company_eval_snapshots key, or empty
 	Result            json.RawMessage // the turn's whole results.json object
 	TraceSHA256       string          // a company_eval_blobs key, or empty (recorded before evidence was kept)
-	MetricsSHA256     string          // a company_eval_blobs key, or empty
-	CreatedAt         time.Time       // set when read back
+	MetricsSHA256     string          // the sha256 of the turn's metrics row, or empty
+	// Metrics is the metrics row itself, kept in the turn (docs/evidence.md);
+	// nil for a turn whose row is in company_eval_blobs instead (recorded
+	// before migration 012, or none).
+	Metrics   []byte
+	CreatedAt time.Time // set when read back
 }
 
 const turnColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
-	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, epoch, trace_sha256, metrics_sha256`
+	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, epoch, trace_sha256, metrics_sha256, metrics`
 
-const turnColumnCount = 20
+const turnColumnCount = 21
 
 // TurnKey is one turn of a run attempt: an epoch of a task
 // (docs/verify-engine.md).
@@ -85,7 +89,15 @@ func (t *TurnRow) appendArgs(args []any, now any) []any {
 	return append(args, t.RunID, t.Label, t.Attempt, t.Status, nullFloat(t.ProcessScore), nullFloat(t.KPIScore), nullFloat(t.TurnScore),
 		jsonText(t.Checks, "[]"), jsonText(t.FailureTags, "[]"), t.ScorerID, t.ScorerSHA256,
 		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now, max(t.Revision, 1), t.InputKey, max(t.Epoch, 1),
-		t.TraceSHA256, t.MetricsSHA256)
+		t.TraceSHA256, t.MetricsSHA256, metricsBytes(t.Metrics))
+}
+
+// metricsBytes is a turn's metrics column: its row, or empty (never NULL).
+func metricsBytes(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 func nullFloat(f *float64) any {
@@ -190,11 +202,14 @@ func scanTurns(rows *sql.Rows, runID int64) ([]TurnRow, error) {
 		var checks, tags, result []byte
 		if err := rows.Scan(&t.ID, &t.RunID, &t.Label, &t.Attempt, &t.Status, &process, &kpi,
 			&turn, &checks, &tags, &t.ScorerID, &t.ScorerSHA256, &t.StateBeforeSHA256,
-			&t.StateAfterSHA256, &result, &t.CreatedAt, &t.Revision, &t.InputKey, &t.Epoch, &t.TraceSHA256, &t.MetricsSHA256); err != nil {
+			&t.StateAfterSHA256, &result, &t.CreatedAt, &t.Revision, &t.InputKey, &t.Epoch, &t.TraceSHA256, &t.MetricsSHA256, &t.Metrics); err != nil {
 			return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
 		}
 		t.ProcessScore, t.KPIScore, t.TurnScore = floatPtr(process), floatPtr(kpi), floatPtr(turn)
 		t.Checks, t.FailureTags, t.Result = checks, tags, result
+		if len(t.Metrics) == 0 {
+			t.Metrics = nil
+		}
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {

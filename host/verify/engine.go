@@ -737,13 +737,16 @@ func (e *Engine) scoredRow(v *pass, p *prepared, r *TurnResult, blobs []store.Bl
 	if p.prior != nil {
 		row.Revision = p.prior.Revision + 1
 	}
-	blobs, err = e.evidenceOf(v, p, &row, blobs)
+	blobs, err = e.evidenceOf(v, p, &row, blobs, true)
 	return row, blobs, err
 }
 
 // evidenceOf sets the row's evidence references and appends the blobs this
-// pass has not recorded yet (docs/evidence.md).
-func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []store.Blob) ([]store.Blob, error) {
+// pass has not recorded yet (docs/evidence.md). withRow says the row is
+// recorded with the blobs: the turn's metrics row is then kept in it
+// (row.Metrics) rather than as a blob, which the evidence a queued run
+// stores before its turns needs instead.
+func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []store.Blob, withRow bool) ([]store.Blob, error) {
 	if p.failed {
 		return blobs, nil // nothing readable to keep
 	}
@@ -753,7 +756,9 @@ func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []st
 	}
 	if p.metrics != nil {
 		row.MetricsSHA256 = sha256Hex(p.metrics)
-		if p.spec.traceSHA == "" && v.stored.insert(row.MetricsSHA256) { // a turn read from evidence has its row stored
+		if withRow {
+			row.Metrics = p.metrics
+		} else if p.spec.traceSHA == "" && v.stored.insert(row.MetricsSHA256) { // a turn read from evidence has its row stored
 			blobs = append(blobs, store.Blob{SHA256: row.MetricsSHA256, Kind: store.BlobMetrics,
 				Encoding: store.EncodingIdentity, Size: int64(len(p.metrics)), Data: p.metrics})
 		}

@@ -72,11 +72,11 @@ func Probe(ctx context.Context, req ProbeRequest) ([]ScorerHealth, error) {
 	if err != nil {
 		return nil, err
 	}
-	shas := make([]string, len(sample))
+	turns := make([]store.TurnRow, len(sample))
 	for i, s := range sample {
-		shas[i] = s.row.MetricsSHA256
+		turns[i] = s.row
 	}
-	metrics, err := cfg.Store.ReadBlobs(ctx, shas)
+	metrics, err := cfg.Store.TurnMetrics(ctx, turns)
 	if err != nil {
 		return nil, err
 	}

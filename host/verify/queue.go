@@ -63,7 +63,7 @@ func (e *Engine) RecordEvidence(ctx context.Context, in *Input, fresh bool) (*En
 				continue
 			}
 			var row store.TurnRow
-			if blobs, err = e.evidenceOf(v, p, &row, blobs); err != nil {
+			if blobs, err = e.evidenceOf(v, p, &row, blobs, false); err != nil {
 				return nil, nil, err
 			}
 			k := p.spec.key()

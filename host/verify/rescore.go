@@ -182,13 +182,13 @@ func evidenceInputOf(ctx context.Context, st *store.Store, r store.RunRow, rows 
 	u := RunUnits(r)
 	in := &Input{Candidate: r.Candidate, PolicyVersion: u.PolicyVersion, SkillVersion: u.SkillVersion}
 	noEvidence := []string{}
-	var shas []string
+	var withEvidence []store.TurnRow
 	for _, row := range rows {
 		if row.Status != store.TurnMissing && row.TraceSHA256 != "" && row.MetricsSHA256 != "" {
-			shas = append(shas, row.MetricsSHA256)
+			withEvidence = append(withEvidence, row)
 		}
 	}
-	metrics, err := st.ReadBlobs(ctx, shas)
+	metrics, err := st.TurnMetrics(ctx, withEvidence)
 	if err != nil {
 		return nil, nil, err
 	}

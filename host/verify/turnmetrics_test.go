@@ -1,0 +1,71 @@
+package verify
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"testing"
+
+	"github.com/assay-eval/assay/host/store"
+	"github.com/assay-eval/assay/host/store/storetest"
+)
+
+// TestTurnsKeepTheirMetrics (docs/evidence.md): every turn verify records
+// keeps its metrics row itself, the bytes metrics_sha256 names, and the row
+// is not also stored as a blob; a run rescored from that evidence keeps the
+// rows the same way, so it can be rescored in turn.
+func TestTurnsKeepTheirMetrics(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			st := openStore(t, b.DSN(t))
+			req, rep := verifiedThenDeleted(t, st)
+			kept := func(runID int64) {
+				t.Helper()
+				r, err := st.RunByID(ctx, runID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, err := st.TurnsDone(ctx, r.ID, r.Attempt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, row := range rows {
+					if row.MetricsSHA256 == "" {
+						continue
+					}
+					n++
+					sum := sha256.Sum256(row.Metrics)
+					if hex.EncodeToString(sum[:]) != row.MetricsSHA256 {
+						t.Errorf("run %d turn %s: Metrics = %q, not the row metrics_sha256 %s names", runID, row.Label, row.Metrics, row.MetricsSHA256)
+					}
+					if _, err := st.ReadBlob(ctx, row.MetricsSHA256); !errors.Is(err, store.ErrNotFound) {
+						t.Errorf("run %d turn %s: ReadBlob(metrics) = %v, want ErrNotFound (kept in the turn only)", runID, row.Label, err)
+					}
+				}
+				if n == 0 {
+					t.Fatalf("run %d: no turn with a metrics row", runID)
+				}
+			}
+			from := rep.Candidates[0].RunID
+			kept(from)
+			to := from
+			for _, version := range []string{"v-rebuilt", "v-rebuilt-again"} {
+				eng := req.Engine
+				eng.ScorerVersion = version
+				again, err := Rescore(ctx, RescoreRequest{Engine: eng, Candidate: "candidate-a", RunID: to})
+				if err != nil {
+					t.Fatalf("Rescore(%s) = %v", version, err)
+				}
+				if again.Diff.ToRun == to || len(again.NoEvidence) != 0 || again.Report.Candidates[0].Reused != 0 {
+					t.Fatalf("Rescore(%s) = run %d, no evidence %v, reused %d; want every turn scored in a new run",
+						version, again.Diff.ToRun, again.NoEvidence, again.Report.Candidates[0].Reused)
+				}
+				to = again.Diff.ToRun
+				kept(to)
+			}
+		})
+	}
+}
