@@ -110,9 +110,11 @@ func New(cfg Config) (*Engine, error) {
 			e.upstreams[t.Label] = ups
 		}
 	}
-	for _, info := range e.tasks {
+	keyer := &taskKeyer{}
+	for _, t := range cfg.Pack.Tasks {
+		info := e.tasks[t.Label]
 		var err error
-		if info.key, err = e.taskKey(info.task, info.wire); err != nil {
+		if info.key, err = e.taskKeyWith(keyer, info.task, info.wire); err != nil {
 			return nil, err
 		}
 	}
