@@ -773,14 +773,21 @@ func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []st
 	return blobs, nil
 }
 
-// turnRow is the database row of a turn result.
+// turnRow is the database row of a turn result. Its result, checks and
+// failure tags are json.Marshal's bytes, written by appendTurnResult into
+// one buffer that the checks and tags are slices of; a result it does not
+// write (a NaN or infinite number) is left to json.Marshal, which reports
+// it.
 func turnRow(run *store.Run, r *TurnResult) (store.TurnRow, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return store.TurnRow{}, fmt.Errorf("encoding turn %s: %w", r.Label, err)
+	b, checks, tags, ok := appendTurnResult(make([]byte, 0, turnResultSize(r)), r)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(r); err != nil {
+			return store.TurnRow{}, fmt.Errorf("encoding turn %s: %w", r.Label, err)
+		}
+		checks, _ = json.Marshal(r.Checks)
+		tags, _ = json.Marshal(r.FailureTags)
 	}
-	checks, _ := json.Marshal(r.Checks)
-	tags, _ := json.Marshal(r.FailureTags)
 	return store.TurnRow{
 		RunID:             run.ID,
 		Label:             r.Label,

@@ -245,47 +245,6 @@ func sameScoring(a, b turnScoring) bool {
 		same(a.MaxMeanLatencyS, b.MaxMeanLatencyS) && same(a.MaxMeanCostUSD, b.MaxMeanCostUSD)
 }
 
-// appendJSONString appends s as json.Marshal writes it: a string of
-// printable ASCII without a character encoding/json escapes as it is, any
-// other through json.Marshal.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-func appendJSONStrings(b []byte, ss []string) []byte {
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, s)
-	}
-	return append(b, ']')
-}
-
-// appendJSONFloat appends f as json.Marshal writes a float64: in the range
-// where it uses strconv's shortest 'f' form, that; otherwise through
-// json.Marshal. ok becomes false for NaN and ±Inf, which json.Marshal
-// refuses.
-func appendJSONFloat(b []byte, f float64, ok bool) ([]byte, bool) {
-	if a := math.Abs(f); a == 0 || (a >= 1e-6 && a < 1e21) {
-		return strconv.AppendFloat(b, f, 'f', -1, 64), ok
-	}
-	q, err := json.Marshal(f)
-	if err != nil {
-		return b, false
-	}
-	return append(b, q...), ok
-}
-
 // turnInput is everything one turn's result depends on, by digest: the
 // task's definition, the trace and snapshot bytes, and the turn's metrics
 // row (results.json entry or turns line).
