@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"time"
 )
 
 // The JSON assay hashes and records for every turn and task is written by
@@ -127,6 +128,43 @@ func appendCheckResult(b []byte, c *CheckResult, ok bool) ([]byte, bool) {
 		b = appendJSONStrings(b, c.Evidence)
 	}
 	return append(b, '}'), ok
+}
+
+// appendMetricsRow appends json.Marshal(*m) to b. It reports false, and b
+// is to be dropped, when m holds what it leaves to json.Marshal: a NaN or
+// infinite number, or a time outside the years and offsets
+// appendJSONTime writes.
+func appendMetricsRow(b []byte, m *turnMetrics) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"candidate":`...)
+	b = appendJSONString(b, m.Candidate)
+	b = append(b, `,"label":`...)
+	b = appendJSONString(b, m.Label)
+	b = append(b, `,"persona":`...)
+	b = appendJSONString(b, m.Persona)
+	b = append(b, `,"latency_s":`...)
+	b, ok = appendJSONFloatPtr(b, m.LatencyS, ok)
+	b = append(b, `,"cost_usd":`...)
+	b, ok = appendJSONFloatPtr(b, m.CostUSD, ok)
+	b = append(b, `,"started_at":`...)
+	b, ok = appendJSONTime(b, m.StartedAt, ok)
+	b = append(b, `,"finished_at":`...)
+	b, ok = appendJSONTime(b, m.FinishedAt, ok)
+	return append(b, '}'), ok
+}
+
+// appendJSONTime appends t as time.Time's MarshalJSON writes it (RFC 3339
+// with nanoseconds, quoted) for the years 0–9999 and zone offsets of less
+// than a day; ok becomes false for any other time, which MarshalJSON may
+// refuse.
+func appendJSONTime(b []byte, t time.Time, ok bool) ([]byte, bool) {
+	_, off := t.Zone()
+	if y := t.Year(); y < 0 || y > 9999 || off <= -24*60*60 || off >= 24*60*60 {
+		return b, false
+	}
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"'), ok
 }
 
 // appendJSONString appends s as json.Marshal writes it: a string of

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/assay-eval/assay/host/score"
 	"github.com/assay-eval/assay/host/store"
@@ -131,4 +132,64 @@ func FuzzAppendTurnResult(f *testing.F) {
 			t.Fatalf("appendTurnResult(%+v) = %s, %s, %s; json.Marshal = %s, %s, %s", res, got, checks, tags, want, wantChecks, wantTags)
 		}
 	})
+}
+
+// TestMetricsRowIsMarshal: a turn's metrics row is json.Marshal's bytes
+// for any metrics (times at the edges of the years and zone offsets
+// time.Time's MarshalJSON accepts, with and without a monotonic reading
+// and nanoseconds), and nil where json.Marshal refuses them; the
+// hand-written path takes the common cases and gives the same bytes.
+func TestMetricsRowIsMarshal(t *testing.T) {
+	t.Parallel()
+	zones := []*time.Location{time.UTC, time.Local, time.FixedZone("ist", 5*3600+1800), time.FixedZone("w", -(23*3600 + 59*60)),
+		time.FixedZone("s", 37), time.FixedZone("day", 24*3600), time.FixedZone("-day", -24*3600), time.FixedZone("big", 26*3600)}
+	times := []time.Time{{}, time.Now(), time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC), time.Date(2026, 1, 2, 3, 4, 5, 120000000, time.UTC),
+		time.Date(0, 1, 1, 0, 0, 0, 1, time.UTC), time.Date(-1, 12, 31, 23, 59, 59, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Unix(0, 0), time.Unix(1<<40, 7)}
+	r := rand.New(rand.NewPCG(3, 9))
+	var fast, written, refused int
+	for i := range 5000 {
+		str := func() string { return keyStrings[r.IntN(len(keyStrings))] }
+		tm := func() time.Time {
+			if r.IntN(8) == 0 { // any, those MarshalJSON refuses included
+				return times[r.IntN(len(times))].In(zones[r.IntN(len(zones))])
+			}
+			return times[r.IntN(4)].In(zones[r.IntN(5)])
+		}
+		ptr := func() *float64 {
+			if r.IntN(3) == 0 {
+				return nil
+			}
+			f := keyFloats[r.IntN(len(keyFloats)-3)] // finite
+			if r.IntN(20) == 0 {
+				f = keyFloats[r.IntN(len(keyFloats))]
+			}
+			return &f
+		}
+		ts := TurnSpec{Candidate: str(), Label: str(), Persona: str(), LatencyS: ptr(), CostUSD: ptr(), StartedAt: tm(), FinishedAt: tm()}
+		m := turnMetrics{Candidate: ts.Candidate, Label: ts.Label, Persona: ts.Persona, LatencyS: ts.LatencyS, CostUSD: ts.CostUSD,
+			StartedAt: ts.StartedAt, FinishedAt: ts.FinishedAt}
+		want, err := json.Marshal(m)
+		got := metricsRow(&ts)
+		if err != nil {
+			refused++
+			if got != nil {
+				t.Fatalf("%d: metricsRow(%+v) = %s; json.Marshal refuses it: %v", i, ts, got, err)
+			}
+			continue
+		}
+		written++
+		if string(got) != string(want) {
+			t.Fatalf("%d: metricsRow(%+v) =\n%s\nwant json.Marshal's\n%s", i, ts, got, want)
+		}
+		if b, ok := appendMetricsRow(nil, &m); ok {
+			fast++
+			if string(b) != string(want) {
+				t.Fatalf("%d: appendMetricsRow(%+v) =\n%s\nwant\n%s", i, m, b, want)
+			}
+		}
+	}
+	if refused < 100 || fast < 1000 {
+		t.Errorf("%d refused, %d written, %d of them by hand: the test no longer covers every path", refused, written, fast)
+	}
 }
