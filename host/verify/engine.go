@@ -66,13 +66,21 @@ type Engine struct {
 	blobSnaps blobSnapshots          // snapshots parsed from stored evidence
 }
 
-// taskInfo is a pack task with its wire form computed once.
+// taskInfo is a pack task with what its wire form does not share with the
+// pack task computed once: its encoded KPIs and its tool catalog (shared
+// among tasks, see wireShare). The wire form itself is made when a case
+// needs it, so the engine does not hold a second copy of each task's
+// fields (docs/performance.md, "Verifying many small turns").
 type taskInfo struct {
-	task  *pack.Task
-	order int
-	wire  scorer.Task
-	key   string // sha256 of the task's definition, part of each turn's input key
+	task    *pack.Task
+	order   int
+	kpis    map[string]json.RawMessage
+	catalog []string
+	key     string // sha256 of the task's definition, part of each turn's input key
 }
+
+// wire is the task as its scorer sees it: what wireShare.task gave.
+func (info *taskInfo) wire() scorer.Task { return wireTask(info.task, info.kpis, info.catalog) }
 
 // New checks the configuration and prepares the pack's tasks.
 func New(cfg Config) (*Engine, error) {
@@ -98,7 +106,7 @@ func New(cfg Config) (*Engine, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.tasks[t.Label] = &taskInfo{task: t, order: i, wire: w}
+		e.tasks[t.Label] = &taskInfo{task: t, order: i, kpis: w.KPIs, catalog: w.ToolCatalog}
 		if _, ok := cfg.Descriptions[t.Scorer]; !ok {
 			return nil, fmt.Errorf("task %q: scorer %q is not installed", t.Label, t.Scorer)
 		}
@@ -114,7 +122,7 @@ func New(cfg Config) (*Engine, error) {
 	for _, t := range cfg.Pack.Tasks {
 		info := e.tasks[t.Label]
 		var err error
-		if info.key, err = e.taskKeyWith(keyer, info.task, info.wire); err != nil {
+		if info.key, err = e.taskKeyWith(keyer, info.task, info.wire()); err != nil {
 			return nil, err
 		}
 	}
@@ -185,6 +193,12 @@ func (s *wireShare) task(t *pack.Task) (scorer.Task, error) {
 	if len(t.ToolCatalog) > 0 {
 		catalog = append(append([]string(nil), s.p.ToolCatalog...), t.ToolCatalog...)
 	}
+	return wireTask(t, kpis, catalog), nil
+}
+
+// wireTask is t as a scorer sees it, with its encoded KPIs and merged
+// tool catalog.
+func wireTask(t *pack.Task, kpis map[string]json.RawMessage, catalog []string) scorer.Task {
 	return scorer.Task{
 		Label:       t.Label,
 		Persona:     t.Persona,
@@ -193,7 +207,7 @@ func (s *wireShare) task(t *pack.Task) (scorer.Task, error) {
 		Safety:      scorer.Safety{RequiresHuman: t.Safety.RequiresHuman, MaxToolCalls: t.Safety.MaxToolCalls},
 		ToolCatalog: catalog,
 		SliceTags:   t.SliceTags,
-	}, nil
+	}
 }
 
 // only returns the task with its KPIs limited to those id declares.
@@ -1141,7 +1155,7 @@ func (e *Engine) scoreChunk(ctx context.Context, chunk []*prepared) {
 func (e *Engine) newCase(i int, p *prepared, id scorer.ID) *scorer.Case {
 	return &scorer.Case{
 		ID:          fmt.Sprintf("%d", i),
-		Task:        e.only(p.info.wire, id),
+		Task:        e.only(p.info.wire(), id),
 		Turn:        *p.turn,
 		StartedAt:   p.spec.StartedAt,
 		FinishedAt:  p.spec.FinishedAt,
