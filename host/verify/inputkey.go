@@ -72,18 +72,22 @@ func (e *Engine) taskKeyWith(k *taskKeyer, t *pack.Task, wire scorer.Task) (stri
 			MaxMeanCostUSD:  e.cfg.Pack.Scoring.MaxMeanCostUSD,
 		}}
 	if len(t.CEL) > 0 {
-		d.CEL = make([]celDef, 0, len(t.CEL))
+		d.CEL = k.cel[:0] // the keyer's, reused task after task
 	}
 	for _, c := range t.CEL {
 		d.CEL = append(d.CEL, celDef{Name: c.Name, Expr: c.Expr, Message: c.Message, MessageExpr: c.MessageExpr,
 			Weight: c.Weight, FailureTag: c.FailureTag})
 	}
-	ups := e.upstreams[t.Label]
-	d.Scorers = make([]scorerStub, 0, 1+len(ups))
-	for _, id := range append([]scorer.ID{t.Scorer}, ups...) {
+	ref := e.cfg.Identities[t.Scorer]
+	d.Scorers = append(k.scorers[:0], scorerStub{ID: t.Scorer, Version: ref.Version, SHA256: ref.SHA256})
+	for _, id := range e.upstreams[t.Label] {
 		ref := e.cfg.Identities[id]
 		d.Scorers = append(d.Scorers, scorerStub{ID: id, Version: ref.Version, SHA256: ref.SHA256})
 	}
+	if len(t.CEL) > 0 {
+		k.cel = d.CEL
+	}
+	k.scorers = d.Scorers
 	if b, ok := k.appendTaskDef(k.buf[:0], &d); ok {
 		k.buf = b
 		return sha256Hex(b), nil
@@ -97,9 +101,12 @@ func (e *Engine) taskKeyWith(k *taskKeyer, t *pack.Task, wire scorer.Task) (stri
 
 // taskKeyer writes taskDefs as json.Marshal does, keeping what tasks share
 // encoded: a KPI map by its identity (the engine's tasks with equal KPIs
-// share one, see wireShare) and the scoring block last written.
+// share one, see wireShare) and the scoring block last written. Its
+// buffers are reused from one task to the next: one keyer, one goroutine.
 type taskKeyer struct {
 	buf        []byte
+	cel        []celDef
+	scorers    []scorerStub
 	kpis       map[uintptr][]byte
 	scoring    turnScoring
 	scoringSet bool

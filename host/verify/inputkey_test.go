@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/pkg/scorer"
 )
 
@@ -122,4 +123,64 @@ func FuzzAppendTaskDef(f *testing.F) {
 			t.Fatalf("appendTaskDef(%+v) = %s, %v; json.Marshal = %s, %v", d, got, ok, want, err)
 		}
 	})
+}
+
+// TestTaskKeysAreMarshal: the keys New gives a pack's tasks, with one
+// keyer reused task after task, are the sha256 of json.Marshal of each
+// task's definition built on its own (docs/verify-engine.md), for tasks
+// with more, fewer and no CEL checks after one another, equal and other KPI
+// maps, and a scorer with upstream scorers.
+func TestTaskKeysAreMarshal(t *testing.T) {
+	t.Parallel()
+	kpis := map[string]any{"k": []any{"release", "pass"}}
+	five := 5
+	cel := func(names ...string) []*pack.CELCheck {
+		var cs []*pack.CELCheck
+		for _, n := range names {
+			cs = append(cs, &pack.CELCheck{Name: n, Expr: "turn.finalized", Message: "m <" + n + ">", Weight: 1, FailureTag: "tag"})
+		}
+		return cs
+	}
+	lat := 30.0
+	p := &pack.Pack{ToolCatalog: []string{"search"}, Scoring: pack.Scoring{ProcessWeight: 0.35, KPIWeight: 0.65, MaxMeanLatencyS: &lat},
+		Tasks: []*pack.Task{
+			{Label: "a", Persona: "cto", Prompt: "Say it.", Scorer: "s", Weight: 1, KPIs: kpis, CEL: cel("x", "y", "z")},
+			{Label: "b", Scorer: "s", Weight: 2.5, KPIs: kpis, CEL: cel("w")},
+			{Label: "c", Scorer: "u", Weight: 1, KPIs: map[string]any{"k": 1.5}, ToolCatalog: []string{"fetch"},
+				Safety: pack.Safety{RequiresHuman: true, MaxToolCalls: &five}},
+			{Label: "d", Scorer: "s", Weight: 0, SliceTags: []string{"t"}, CEL: cel("v", "x")},
+		}}
+	descs := map[scorer.ID]scorer.Description{"s": {ID: "s", KPIs: []scorer.KPI{{Key: "k"}}},
+		"u": {ID: "u", Needs: []scorer.Need{scorer.NeedUpstream}}}
+	ids := map[scorer.ID]ScorerRef{"s": {ID: "s", Version: "1.0.0", SHA256: "ab"}, "u": {ID: "u", Version: "2", SHA256: "cd"}}
+	e, err := New(Config{Pack: p, Scorers: constScorer{}, Descriptions: descs, Identities: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ups := e.upstreams["c"]; len(ups) != 1 || ups[0] != "s" {
+		t.Fatalf("task c's upstreams = %v, want [s]", ups)
+	}
+	share := newWireShare(p)
+	for _, task := range p.Tasks {
+		w, err := share.task(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := taskDef{Version: inputKeyVersion, Task: w, Scorer: task.Scorer, Weight: task.Weight, CEL: []celDef{},
+			Scoring: turnScoring{ProcessWeight: 0.35, KPIWeight: 0.65, MaxMeanLatencyS: &lat}}
+		for _, c := range task.CEL {
+			d.CEL = append(d.CEL, celDef{Name: c.Name, Expr: c.Expr, Message: c.Message, MessageExpr: c.MessageExpr,
+				Weight: c.Weight, FailureTag: c.FailureTag})
+		}
+		for _, id := range append([]scorer.ID{task.Scorer}, e.upstreams[task.Label]...) {
+			d.Scorers = append(d.Scorers, scorerStub{ID: id, Version: ids[id].Version, SHA256: ids[id].SHA256})
+		}
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := e.tasks[task.Label].key, sha256Hex(b); got != want {
+			t.Errorf("task %q: key %s, want %s, the sha256 of\n%s", task.Label, got, want, b)
+		}
+	}
 }
