@@ -122,7 +122,7 @@ func New(cfg Config) (*Engine, error) {
 	for _, t := range cfg.Pack.Tasks {
 		info := e.tasks[t.Label]
 		var err error
-		if info.key, err = e.taskKeyWith(keyer, info.task, info.wire()); err != nil {
+		if info.key, err = e.taskKey(keyer, info.task, info.wire()); err != nil {
 			return nil, err
 		}
 	}

@@ -59,11 +59,8 @@ type scorerStub struct {
 // (their KPI map, the pack's scoring block) encoded once (docs/performance.md,
 // "Verifying many small turns"). A definition appendTaskDef does not write
 // (a NaN or infinite number) is left to json.Marshal, which reports it.
-func (e *Engine) taskKey(t *pack.Task, wire scorer.Task) (string, error) {
-	return e.taskKeyWith(&taskKeyer{}, t, wire)
-}
-
-func (e *Engine) taskKeyWith(k *taskKeyer, t *pack.Task, wire scorer.Task) (string, error) {
+// New gives every task the same keyer.
+func (e *Engine) taskKey(k *taskKeyer, t *pack.Task, wire scorer.Task) (string, error) {
 	d := taskDef{Version: inputKeyVersion, Task: wire, Scorer: t.Scorer, Weight: t.Weight, CEL: []celDef{},
 		Scoring: turnScoring{
 			ProcessWeight:   e.cfg.Pack.Scoring.ProcessWeight,
