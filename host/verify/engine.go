@@ -66,13 +66,21 @@ type Engine struct {
 	blobSnaps blobSnapshots          // snapshots parsed from stored evidence
 }
 
-// taskInfo is a pack task with its wire form computed once.
+// taskInfo is a pack task with what its wire form does not share with the
+// pack task computed once: its encoded KPIs and its tool catalog (shared
+// among tasks, see wireShare). The wire form itself is made when a case
+// needs it, so the engine does not hold a second copy of each task's
+// fields (docs/performance.md, "Verifying many small turns").
 type taskInfo struct {
-	task  *pack.Task
-	order int
-	wire  scorer.Task
-	key   string // sha256 of the task's definition, part of each turn's input key
+	task    *pack.Task
+	order   int
+	kpis    map[string]json.RawMessage
+	catalog []string
+	key     string // sha256 of the task's definition, part of each turn's input key
 }
+
+// wire is the task as its scorer sees it: what wireShare.task gave.
+func (info *taskInfo) wire() scorer.Task { return wireTask(info.task, info.kpis, info.catalog) }
 
 // New checks the configuration and prepares the pack's tasks.
 func New(cfg Config) (*Engine, error) {
@@ -98,7 +106,7 @@ func New(cfg Config) (*Engine, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.tasks[t.Label] = &taskInfo{task: t, order: i, wire: w}
+		e.tasks[t.Label] = &taskInfo{task: t, order: i, kpis: w.KPIs, catalog: w.ToolCatalog}
 		if _, ok := cfg.Descriptions[t.Scorer]; !ok {
 			return nil, fmt.Errorf("task %q: scorer %q is not installed", t.Label, t.Scorer)
 		}
@@ -110,9 +118,11 @@ func New(cfg Config) (*Engine, error) {
 			e.upstreams[t.Label] = ups
 		}
 	}
-	for _, info := range e.tasks {
+	keyer := &taskKeyer{}
+	for _, t := range cfg.Pack.Tasks {
+		info := e.tasks[t.Label]
 		var err error
-		if info.key, err = e.taskKey(info.task, info.wire); err != nil {
+		if info.key, err = e.taskKey(keyer, info.task, info.wire()); err != nil {
 			return nil, err
 		}
 	}
@@ -183,6 +193,12 @@ func (s *wireShare) task(t *pack.Task) (scorer.Task, error) {
 	if len(t.ToolCatalog) > 0 {
 		catalog = append(append([]string(nil), s.p.ToolCatalog...), t.ToolCatalog...)
 	}
+	return wireTask(t, kpis, catalog), nil
+}
+
+// wireTask is t as a scorer sees it, with its encoded KPIs and merged
+// tool catalog.
+func wireTask(t *pack.Task, kpis map[string]json.RawMessage, catalog []string) scorer.Task {
 	return scorer.Task{
 		Label:       t.Label,
 		Persona:     t.Persona,
@@ -191,7 +207,7 @@ func (s *wireShare) task(t *pack.Task) (scorer.Task, error) {
 		Safety:      scorer.Safety{RequiresHuman: t.Safety.RequiresHuman, MaxToolCalls: t.Safety.MaxToolCalls},
 		ToolCatalog: catalog,
 		SliceTags:   t.SliceTags,
-	}, nil
+	}
 }
 
 // only returns the task with its KPIs limited to those id declares.
@@ -776,14 +792,21 @@ func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []st
 	return blobs, nil
 }
 
-// turnRow is the database row of a turn result.
+// turnRow is the database row of a turn result. Its result, checks and
+// failure tags are json.Marshal's bytes, written by appendTurnResult into
+// one buffer that the checks and tags are slices of; a result it does not
+// write (a NaN or infinite number) is left to json.Marshal, which reports
+// it.
 func turnRow(run *store.Run, r *TurnResult) (store.TurnRow, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return store.TurnRow{}, fmt.Errorf("encoding turn %s: %w", r.Label, err)
+	b, checks, tags, ok := appendTurnResult(make([]byte, 0, turnResultSize(r)), r)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(r); err != nil {
+			return store.TurnRow{}, fmt.Errorf("encoding turn %s: %w", r.Label, err)
+		}
+		checks, _ = json.Marshal(r.Checks)
+		tags, _ = json.Marshal(r.FailureTags)
 	}
-	checks, _ := json.Marshal(r.Checks)
-	tags, _ := json.Marshal(r.FailureTags)
 	return store.TurnRow{
 		RunID:             run.ID,
 		Label:             r.Label,
@@ -1137,7 +1160,7 @@ func (e *Engine) scoreChunk(ctx context.Context, chunk []*prepared) {
 func (e *Engine) newCase(i int, p *prepared, id scorer.ID) *scorer.Case {
 	return &scorer.Case{
 		ID:          fmt.Sprintf("%d", i),
-		Task:        e.only(p.info.wire, id),
+		Task:        e.only(p.info.wire(), id),
 		Turn:        *p.turn,
 		StartedAt:   p.spec.StartedAt,
 		FinishedAt:  p.spec.FinishedAt,

@@ -651,6 +651,43 @@ func TestWireTasksShareEqualKPIs(t *testing.T) {
 	}
 }
 
+// TestEngineWireIsShared: the wire form the engine makes for a case when
+// it needs it is the one wireShare gives, field for field, its KPI map and
+// catalog the shared ones, for tasks with and without every field.
+func TestEngineWireIsShared(t *testing.T) {
+	t.Parallel()
+	kpis := map[string]any{"answer_keywords": []any{"release", "pass"}}
+	five := 5
+	p := &pack.Pack{ToolCatalog: []string{"search"}, Tasks: []*pack.Task{
+		{Label: "a", Persona: "cto", Prompt: "Say <it>.", Scorer: "s", KPIs: kpis, SliceTags: []string{"x"},
+			Safety: pack.Safety{RequiresHuman: true, MaxToolCalls: &five}},
+		{Label: "b", Scorer: "s", KPIs: kpis, ToolCatalog: []string{"fetch"}},
+		{Label: "c", Scorer: "s"},
+	}}
+	e, err := New(Config{Pack: p, Scorers: constScorer{}, Descriptions: map[scorer.ID]scorer.Description{"s": {ID: "s"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newWireShare(p)
+	for _, task := range p.Tasks {
+		want, err := s.task(task)
+		if err != nil {
+			t.Fatalf("task(%q): %v", task.Label, err)
+		}
+		got := e.tasks[task.Label].wire()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("task %q: wire() (-wireShare +engine):\n%s", task.Label, diff)
+		}
+	}
+	a, b := e.tasks["a"].wire(), e.tasks["b"].wire()
+	if reflect.ValueOf(a.KPIs).Pointer() != reflect.ValueOf(b.KPIs).Pointer() {
+		t.Error("tasks a and b have one KPI map in the pack but two in the engine")
+	}
+	if a.Safety.MaxToolCalls != &five {
+		t.Error("task a's wire form does not point at the pack task's max_tool_calls")
+	}
+}
+
 // TestVerifyRecordFailureKeepsEarlierChunks: while one chunk is written the
 // next is finished (docs/performance.md, "Postgres"), but chunks are still
 // recorded in order: when a chunk cannot be recorded the run fails with

@@ -182,12 +182,18 @@ func (e *Engine) hashTrace(ctx context.Context, ts *TurnSpec, inline []byte) (st
 	return sha, nil
 }
 
-// metricsRow is the canonical JSON of a turn's metrics row, as stored.
+// metricsRow is the canonical JSON of a turn's metrics row, as stored:
+// json.Marshal's bytes (appendMetricsRow). It is nil for a NaN or infinite
+// metric: the row is not stored.
 func metricsRow(ts *TurnSpec) []byte {
-	b, err := json.Marshal(turnMetrics{Candidate: ts.Candidate, Label: ts.Label, Persona: ts.Persona,
-		LatencyS: ts.LatencyS, CostUSD: ts.CostUSD, StartedAt: ts.StartedAt, FinishedAt: ts.FinishedAt})
+	m := turnMetrics{Candidate: ts.Candidate, Label: ts.Label, Persona: ts.Persona,
+		LatencyS: ts.LatencyS, CostUSD: ts.CostUSD, StartedAt: ts.StartedAt, FinishedAt: ts.FinishedAt}
+	if b, ok := appendMetricsRow(make([]byte, 0, 160+len(m.Candidate)+len(m.Label)+len(m.Persona)), &m); ok {
+		return b
+	}
+	b, err := json.Marshal(m)
 	if err != nil {
-		return nil // a NaN or infinite metric: the row is not stored
+		return nil
 	}
 	return b
 }

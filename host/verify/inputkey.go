@@ -3,6 +3,8 @@ package verify
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -52,8 +54,13 @@ type scorerStub struct {
 	SHA256  string    `json:"sha256"`
 }
 
-// taskKey is the sha256 of the canonical JSON of t's definition (taskDef).
-func (e *Engine) taskKey(t *pack.Task, wire scorer.Task) (string, error) {
+// taskKey is the sha256 of the canonical JSON of t's definition (taskDef):
+// json.Marshal's bytes, written by appendTaskDef with the parts tasks share
+// (their KPI map, the pack's scoring block) encoded once (docs/performance.md,
+// "Verifying many small turns"). A definition appendTaskDef does not write
+// (a NaN or infinite number) is left to json.Marshal, which reports it.
+// New gives every task the same keyer.
+func (e *Engine) taskKey(k *taskKeyer, t *pack.Task, wire scorer.Task) (string, error) {
 	d := taskDef{Version: inputKeyVersion, Task: wire, Scorer: t.Scorer, Weight: t.Weight, CEL: []celDef{},
 		Scoring: turnScoring{
 			ProcessWeight:   e.cfg.Pack.Scoring.ProcessWeight,
@@ -61,19 +68,185 @@ func (e *Engine) taskKey(t *pack.Task, wire scorer.Task) (string, error) {
 			MaxMeanLatencyS: e.cfg.Pack.Scoring.MaxMeanLatencyS,
 			MaxMeanCostUSD:  e.cfg.Pack.Scoring.MaxMeanCostUSD,
 		}}
+	if len(t.CEL) > 0 {
+		d.CEL = k.cel[:0] // the keyer's, reused task after task
+	}
 	for _, c := range t.CEL {
 		d.CEL = append(d.CEL, celDef{Name: c.Name, Expr: c.Expr, Message: c.Message, MessageExpr: c.MessageExpr,
 			Weight: c.Weight, FailureTag: c.FailureTag})
 	}
-	for _, id := range append([]scorer.ID{t.Scorer}, e.upstreams[t.Label]...) {
+	ref := e.cfg.Identities[t.Scorer]
+	d.Scorers = append(k.scorers[:0], scorerStub{ID: t.Scorer, Version: ref.Version, SHA256: ref.SHA256})
+	for _, id := range e.upstreams[t.Label] {
 		ref := e.cfg.Identities[id]
 		d.Scorers = append(d.Scorers, scorerStub{ID: id, Version: ref.Version, SHA256: ref.SHA256})
+	}
+	if len(t.CEL) > 0 {
+		k.cel = d.CEL
+	}
+	k.scorers = d.Scorers
+	if b, ok := k.appendTaskDef(k.buf[:0], &d); ok {
+		k.buf = b
+		return sha256Hex(b), nil
 	}
 	b, err := json.Marshal(d)
 	if err != nil {
 		return "", fmt.Errorf("task %q: computing its input key: %w", t.Label, err)
 	}
 	return sha256Hex(b), nil
+}
+
+// taskKeyer writes taskDefs as json.Marshal does, keeping what tasks share
+// encoded: a KPI map by its identity (the engine's tasks with equal KPIs
+// share one, see wireShare) and the scoring block last written. Its
+// buffers are reused from one task to the next: one keyer, one goroutine.
+type taskKeyer struct {
+	buf        []byte
+	cel        []celDef
+	scorers    []scorerStub
+	kpis       map[uintptr][]byte
+	scoring    turnScoring
+	scoringSet bool
+	scoringRaw []byte
+}
+
+// appendTaskDef appends json.Marshal(*d) to b. It reports false, and b is
+// to be dropped, when d holds a number json.Marshal refuses (NaN, ±Inf).
+func (k *taskKeyer) appendTaskDef(b []byte, d *taskDef) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(d.Version), 10)
+	b = append(b, `,"task":{"label":`...)
+	w := &d.Task
+	b = appendJSONString(b, w.Label)
+	b = append(b, `,"persona":`...)
+	b = appendJSONString(b, w.Persona)
+	if w.Prompt != "" {
+		b = append(b, `,"prompt":`...)
+		b = appendJSONString(b, w.Prompt)
+	}
+	b = append(b, `,"kpis":`...)
+	kpis, err := k.kpiJSON(w.KPIs)
+	if err != nil {
+		return b, false
+	}
+	b = append(b, kpis...)
+	b = append(b, `,"safety":{"requires_human":`...)
+	b = strconv.AppendBool(b, w.Safety.RequiresHuman)
+	if w.Safety.MaxToolCalls != nil {
+		b = append(b, `,"max_tool_calls":`...)
+		b = strconv.AppendInt(b, int64(*w.Safety.MaxToolCalls), 10)
+	}
+	b = append(b, '}')
+	if len(w.ToolCatalog) > 0 {
+		b = append(b, `,"tool_catalog":`...)
+		b = appendJSONStrings(b, w.ToolCatalog)
+	}
+	if len(w.SliceTags) > 0 {
+		b = append(b, `,"slice_tags":`...)
+		b = appendJSONStrings(b, w.SliceTags)
+	}
+	b = append(b, `},"scorer":`...)
+	b = appendJSONString(b, string(d.Scorer))
+	b = append(b, `,"weight":`...)
+	b, ok = appendJSONFloat(b, d.Weight, ok)
+	b = append(b, `,"cel":`...)
+	if d.CEL == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, c := range d.CEL {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			b = appendJSONString(b, c.Name)
+			b = append(b, `,"expr":`...)
+			b = appendJSONString(b, c.Expr)
+			b = append(b, `,"message":`...)
+			b = appendJSONString(b, c.Message)
+			b = append(b, `,"message_expr":`...)
+			b = appendJSONString(b, c.MessageExpr)
+			b = append(b, `,"weight":`...)
+			b, ok = appendJSONFloat(b, c.Weight, ok)
+			b = append(b, `,"failure_tag":`...)
+			b = appendJSONString(b, c.FailureTag)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"scoring":`...)
+	scoring, err := k.scoringJSON(d.Scoring)
+	if err != nil {
+		return b, false
+	}
+	b = append(b, scoring...)
+	b = append(b, `,"scorers":`...)
+	if d.Scorers == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, s := range d.Scorers {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = appendJSONString(b, string(s.ID))
+			b = append(b, `,"version":`...)
+			b = appendJSONString(b, s.Version)
+			b = append(b, `,"sha256":`...)
+			b = appendJSONString(b, s.SHA256)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, '}')
+	return b, ok
+}
+
+// kpiJSON is json.Marshal(m), encoded once for each map.
+func (k *taskKeyer) kpiJSON(m map[string]json.RawMessage) ([]byte, error) {
+	if m == nil {
+		return []byte("null"), nil
+	}
+	id := reflect.ValueOf(m).Pointer()
+	if b, ok := k.kpis[id]; ok {
+		return b, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	if k.kpis == nil {
+		k.kpis = map[uintptr][]byte{}
+	}
+	k.kpis[id] = b
+	return b, nil
+}
+
+// scoringJSON is json.Marshal(s), encoded again only when s differs from
+// the block last encoded.
+func (k *taskKeyer) scoringJSON(s turnScoring) ([]byte, error) {
+	if k.scoringSet && sameScoring(k.scoring, s) {
+		return k.scoringRaw, nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	k.scoring, k.scoringSet, k.scoringRaw = s, true, b
+	return b, nil
+}
+
+// sameScoring reports whether a and b encode alike: the same numbers, the
+// budgets both unset or both set to the same value.
+func sameScoring(a, b turnScoring) bool {
+	same := func(x, y *float64) bool {
+		return (x == nil) == (y == nil) && (x == nil || math.Float64bits(*x) == math.Float64bits(*y))
+	}
+	return math.Float64bits(a.ProcessWeight) == math.Float64bits(b.ProcessWeight) &&
+		math.Float64bits(a.KPIWeight) == math.Float64bits(b.KPIWeight) &&
+		same(a.MaxMeanLatencyS, b.MaxMeanLatencyS) && same(a.MaxMeanCostUSD, b.MaxMeanCostUSD)
 }
 
 // turnInput is everything one turn's result depends on, by digest: the
