@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -102,11 +103,28 @@ func (m *Manifest) check() diag.List {
 	return l
 }
 
+// withoutArgsRead is entries with no KPI marked args_read. A host before
+// SDK 1.4 refuses a manifest field it does not know, and must be free to
+// ignore args_read (docs/protocol.md, "Versioning"); the host acts on the
+// running binary's Describe for it, never on the manifest.
+func withoutArgsRead(entries []Entry) []Entry {
+	out := slices.Clone(entries)
+	for i := range out {
+		if slices.ContainsFunc(out[i].KPIs, func(k scorer.KPI) bool { return k.ArgsRead }) {
+			out[i].KPIs = slices.Clone(out[i].KPIs)
+			for j := range out[i].KPIs {
+				out[i].KPIs[j].ArgsRead = false
+			}
+		}
+	}
+	return out
+}
+
 // Save writes the manifest atomically (a temporary file renamed over it),
 // entries sorted by id.
 func (m *Manifest) Save() error {
 	sort.Slice(m.Entries, func(i, j int) bool { return m.Entries[i].ID < m.Entries[j].ID })
-	b, err := json.MarshalIndent(manifestJSON{Plugins: m.Entries}, "", "  ")
+	b, err := json.MarshalIndent(manifestJSON{Plugins: withoutArgsRead(m.Entries)}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("saving plugin manifest: %w", err)
 	}

@@ -1,7 +1,9 @@
 package pluginhost_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -198,5 +200,49 @@ func TestConfinedAtLaunch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSavedManifestReadsInOlderHosts: a host reads the manifest strictly
+// (an unknown field is manifest.syntax), and a host before SDK 1.4 does not
+// know a KPI's args_read, which it must be free to ignore (docs/protocol.md,
+// "Versioning"): the manifest is written without it. The host acts on the
+// running binary's Describe for it, not on the manifest.
+func TestSavedManifestReadsInOlderHosts(t *testing.T) {
+	t.Parallel()
+	m := &pluginhost.Manifest{Dir: t.TempDir(), Entries: []pluginhost.Entry{{ID: "a", Binary: "assay-scorer-a",
+		SHA256: strings.Repeat("ab", 32), Version: "1", Protocol: 1, Needs: []scorer.Need{"trace"},
+		KPIs: []scorer.KPI{{Key: "args", ValueType: "string_list_map", FailureTag: "wrong", ArgsRead: true}}}}}
+	if err := m.Save(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(m.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The manifest's shape as a host before SDK 1.4 reads it.
+	var old struct {
+		Plugins []struct {
+			ID       string `json:"id"`
+			Binary   string `json:"binary"`
+			SHA256   string `json:"sha256"`
+			Version  string `json:"version"`
+			Protocol int    `json:"protocol"`
+			KPIs     []struct {
+				Key         string `json:"key"`
+				ValueType   string `json:"value_type"`
+				Description string `json:"description,omitempty"`
+				FailureTag  string `json:"failure_tag,omitempty"`
+			} `json:"kpis"`
+			Needs []string `json:"needs"`
+		} `json:"plugins"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&old); err != nil {
+		t.Errorf("a host before SDK 1.4 reads the saved manifest: %v\n%s", err, b)
+	}
+	if m.Entries[0].KPIs[0].ArgsRead != true {
+		t.Errorf("Save() changed the entry in memory")
 	}
 }

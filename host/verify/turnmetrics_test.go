@@ -69,3 +69,37 @@ func TestTurnsKeepTheirMetrics(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeHoldsNoMetricsRows: a resumed pass holds each recorded turn's
+// latest row for the whole pass (to reuse or revise it) and never reads
+// its metrics row, so it does not keep those bytes (docs/performance.md,
+// "Flat memory").
+func TestResumeHoldsNoMetricsRows(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			st := openStore(t, b.DSN(t))
+			req, rep := verifiedThenDeleted(t, st)
+			_, in, _, err := StoredInput(ctx, st, rep.Candidates[0].RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := New(req.Engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := e.begin(ctx, in, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.run.ID != rep.Candidates[0].RunID || len(v.prior) == 0 {
+				t.Fatalf("begin() resumed run %d with %d recorded turns; want run %d and some", v.run.ID, len(v.prior), rep.Candidates[0].RunID)
+			}
+			for k, row := range v.prior {
+				if row.MetricsSHA256 == "" || row.Metrics != nil {
+					t.Errorf("prior turn %v: metrics_sha256 %q, Metrics %d bytes; want the reference and no bytes", k, row.MetricsSHA256, len(row.Metrics))
+				}
+			}
+		})
+	}
+}

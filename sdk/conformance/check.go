@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -235,16 +236,47 @@ func unreadProblems(ctx context.Context, c Client, d sdk.Description, cases []*s
 // args_read KPIs list in each task, as a host from SDK 1.4 sends them, and
 // compares with first, scored with every argument: a scorer that reads an
 // argument its listing leaves out would score differently, silently.
+//
+// Each case with tool calls whose task sets an args_read key is also
+// scored with its task setting none, to which a host sends no argument at
+// all: a scorer that reads arguments when its task lists none would
+// otherwise pass.
 func listedProblems(ctx context.Context, c Client, d sdk.Description, sent []*sdk.Case, first []batchrun.Outcome) []string {
-	listed := make([]*sdk.Case, len(sent))
-	for i, cs := range sent {
+	var unlisted []*sdk.Case
+	for _, cs := range sent {
+		if len(cs.Turn.ToolCalls) == 0 {
+			continue
+		}
+		kpis := maps.Clone(cs.Task.KPIs)
+		for _, k := range d.KPIs {
+			if k.ArgsRead {
+				delete(kpis, k.Key)
+			}
+		}
+		if len(kpis) == len(cs.Task.KPIs) {
+			continue
+		}
+		u := *cs
+		u.ID, u.Task.KPIs = cs.ID+"_unlisted", kpis
+		unlisted = append(unlisted, &u)
+	}
+	all, want := sent, first
+	if len(unlisted) > 0 {
+		more, err := score(ctx, c, unlisted)
+		if err != nil {
+			return []string{"with a task that lists no arguments: " + err.Error()}
+		}
+		all, want = append(slices.Clone(sent), unlisted...), append(slices.Clone(first), more...)
+	}
+	listed := make([]*sdk.Case, len(all))
+	for i, cs := range all {
 		listed[i] = scorerpb.ProjectArgs(d, cs)
 	}
 	outs, err := score(ctx, c, listed)
 	if err != nil {
 		return []string{"with only the listed arguments: " + err.Error()}
 	}
-	p := diffProblems("with only the listed arguments", listed, first, outs)
+	p := diffProblems("with only the listed arguments", listed, want, outs)
 	if len(p) > 0 {
 		p = append(p, "it marks a KPI args_read but reads tool-call arguments that KPI's value does not list: list them, or drop args_read")
 	}

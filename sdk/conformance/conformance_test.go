@@ -32,10 +32,14 @@ type fake struct {
 	noArgs       bool   // declare no_tool_args
 	readsArgs    bool   // score lower when a tool call carries arguments
 	// listsArgs, when set, declares a KPI "listed_args" of this type
-	// marked args_read; readsArg scores lower when some tool call carries
-	// an argument under this key.
+	// marked args_read; readsArg scores lower when its task sets
+	// listed_args and some tool call carries an argument under this key.
 	listsArgs sdk.ValueType
 	readsArg  string
+	// readsArgUnlisted scores lower when its task sets no listed_args and
+	// some tool call carries an argument under this key: a scorer with a
+	// default for a task without the listing.
+	readsArgUnlisted string
 }
 
 func (f fake) Describe() sdk.Description {
@@ -84,7 +88,12 @@ func (f fake) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 	if f.readsArgs && slices.ContainsFunc(c.Turn.ToolCalls, func(tc sdk.ToolCall) bool { return len(tc.Args) > 0 }) {
 		s /= 2
 	}
-	if f.readsArg != "" && slices.ContainsFunc(c.Turn.ToolCalls, func(tc sdk.ToolCall) bool { _, ok := tc.Args[f.readsArg]; return ok }) {
+	_, listed := c.Task.KPIs["listed_args"]
+	if f.readsArg != "" && listed && slices.ContainsFunc(c.Turn.ToolCalls, func(tc sdk.ToolCall) bool { _, ok := tc.Args[f.readsArg]; return ok }) {
+		s /= 2
+	}
+	if f.readsArgUnlisted != "" && !listed &&
+		slices.ContainsFunc(c.Turn.ToolCalls, func(tc sdk.ToolCall) bool { _, ok := tc.Args[f.readsArgUnlisted]; return ok }) {
 		s /= 2
 	}
 	ch := sdk.Check{KPI: f.checkKPI, Score: min(max(s, 0), 1), Passed: s == 1}
@@ -137,6 +146,9 @@ func TestCheck(t *testing.T) {
 		{"marks args_read, reads another key of a listed tool", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", listsArgs: sdk.StringListMap, readsArg: "limit"},
 			[]string{conformance.CheckToolArgsListed}},
 		{"marks args_read, reads an unlisted tool's argument", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", listsArgs: sdk.StringListMap, readsArg: "title"},
+			[]string{conformance.CheckToolArgsListed}},
+		// A task that sets no listing is sent no argument at all.
+		{"marks args_read, reads arguments when the task lists none", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", listsArgs: sdk.StringListMap, readsArgUnlisted: "query"},
 			[]string{conformance.CheckToolArgsListed}},
 		{"marks args_read on a string_list", fake{id: "fake_scorer", score: 0.5, checkKPI: "tool_used", listsArgs: sdk.StringList},
 			[]string{conformance.CheckDescribe}},
