@@ -313,6 +313,7 @@ func checkEvidence(b []byte, counts []int) (int, error) {
 func (rd *resultReader) check(b []byte, ev []string, earlier []sdk.Check) (sdk.Check, []string, error) {
 	var c sdk.Check
 	start := len(ev)
+	var from uint64
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		var err error
 		var s string
@@ -330,12 +331,15 @@ func (rd *resultReader) check(b []byte, ev []string, earlier []sdk.Check) (sdk.C
 			ev = append(ev, s)
 		case num == 6 && typ == protowire.BytesType:
 			c.FailureTag, err = rd.name(v)
-		case num == 7 && typ == protowire.VarintType && x > 0:
-			// checkEvidence checked that x names an earlier check.
-			ev = append(ev, earlier[x-1].Evidence...)
+		case num == 7 && typ == protowire.VarintType:
+			from = x // the last one counts, as in proto.Unmarshal
 		}
 		return err
 	})
+	if from > 0 && err == nil {
+		// checkEvidence checked that from names an earlier check.
+		ev = append(ev, earlier[from-1].Evidence...)
+	}
 	if len(ev) > start {
 		c.Evidence = ev[start:len(ev):len(ev)]
 	}

@@ -202,6 +202,20 @@ func TestAppendResultEvidenceFrom(t *testing.T) {
 	if diff := cmp.Diff([]int32{0, 0, 1, 0, 1, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, from); diff != "" {
 		t.Errorf("evidence_from of the checks (-want +got):\n%s", diff)
 	}
+	// A field given twice: the last one counts, as in proto.Unmarshal.
+	checksB := []byte{
+		0x1a, 0x03, 0x2a, 0x01, 'a', // evidence [a]
+		0x1a, 0x03, 0x2a, 0x01, 'b', // evidence [b]
+		0x1a, 0x04, 0x38, 0x01, 0x38, 0x02, // evidence_from 1, then 2
+	}
+	twice := append([]byte{0x0a, byte(len(checksB))}, checksB...)
+	var twiceMsg scorerpb.ScoreResponse
+	if err := proto.Unmarshal(twice, &twiceMsg); err != nil || twiceMsg.GetResults()[0].GetChecks()[2].GetEvidenceFrom() != 2 {
+		t.Fatalf("proto.Unmarshal(evidence_from twice) = %v, %v; the test input is wrong", &twiceMsg, err)
+	}
+	if r, err := scorerpb.UnmarshalResults(twice); err != nil || len(r) != 1 || len(r[0].Result.Checks) != 3 || !cmp.Equal(r[0].Result.Checks[2].Evidence, []string{"b"}) {
+		t.Errorf("UnmarshalResults(evidence_from 1 then 2) = %+v, %v; want the third check with check 2's evidence [b]", r, err)
+	}
 	// A check's evidence read from an earlier one's is its own.
 	checks := got[len(got)-2].Result.Checks
 	checks[2].Evidence[0] = "changed"
