@@ -20,7 +20,7 @@ type Scorer interface {
 
 // SDKVersion is the version of this SDK, reported in every description a
 // plugin serves (Description.SDKVersion).
-const SDKVersion = "1.4.0"
+const SDKVersion = "1.5.0"
 
 // ID names a scorer. It is snake_case and spelled the same in the manifest,
 // the pack YAML, the schema enum, the DB CHECK and the binary name

@@ -173,6 +173,10 @@ func (p *proc) score(ctx context.Context, cases []*scorer.Case) ([]batchrun.Outc
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", p.entry.ID, err)
 	}
+	// The answer is read by scorerpb.UnmarshalResults, which reads
+	// evidence sent as a reference to an earlier check's
+	// (docs/protocol.md, "Performance").
+	req.B = scorerpb.AppendRequestOptions(req.B, scorerpb.RequestOptions{ReadsEvidenceFrom: true})
 	p.perCase.Store(int64(len(req.B) / max(len(cases), 1)))
 	deadline := p.h.deadline(len(cases))
 	cctx, cancel := context.WithTimeout(ctx, deadline)

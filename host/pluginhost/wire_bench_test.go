@@ -60,7 +60,9 @@ func BenchmarkWire64Direct(b *testing.B) {
 
 // BenchmarkResults64 measures the wire cost of the answer to one 64-case
 // batch of BenchmarkScore1000's turns (tool_sequence's results, five checks
-// each), without the transport: scorerpb.AppendResult in the plugin,
+// each, three of them with the same evidence), without the transport:
+// scorerpb.AppendResultFor as the plugin answers the host, evidence that
+// repeats an earlier check's sent as a reference, and
 // scorerpb.UnmarshalResults on the host.
 func BenchmarkResults64(b *testing.B) {
 	cases := benchCases(64)
@@ -73,13 +75,15 @@ func BenchmarkResults64(b *testing.B) {
 		}
 		results[i] = r
 	}
+	// What the host says it reads (see proc.score).
+	opts := scorerpb.RequestOptions{ReadsEvidenceFrom: true}
 	var size int
 	var buf []byte
 	for b.Loop() {
 		buf = buf[:0]
 		for i, r := range results {
 			var ok bool
-			if buf, ok = scorerpb.AppendResult(buf, cases[i].ID, r, nil); !ok {
+			if buf, ok = scorerpb.AppendResultFor(buf, opts, cases[i].ID, r, nil); !ok {
 				b.Fatal("AppendResult refused a result")
 			}
 		}

@@ -381,7 +381,14 @@ func ResultFromProto(r *Result) (*sdk.Result, error) {
 		Diagnostics: r.GetDiagnostics(),
 	}
 	for i, c := range r.GetChecks() {
-		out.Checks[i] = sdk.Check{KPI: c.GetKpi(), Score: c.GetScore(), Passed: c.GetPassed(), Detail: c.GetDetail(), Evidence: c.GetEvidence(), FailureTag: c.GetFailureTag()}
+		ev := c.GetEvidence()
+		if from := c.GetEvidenceFrom(); from != 0 {
+			if from < 0 || int(from) > i || len(ev) > 0 {
+				return nil, fmt.Errorf("check %d: evidence_from %d names no earlier check, or comes with evidence", i, from)
+			}
+			ev = slices.Clone(out.Checks[from-1].Evidence)
+		}
+		out.Checks[i] = sdk.Check{KPI: c.GetKpi(), Score: c.GetScore(), Passed: c.GetPassed(), Detail: c.GetDetail(), Evidence: ev, FailureTag: c.GetFailureTag()}
 	}
 	return out, nil
 }

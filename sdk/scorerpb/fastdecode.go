@@ -27,11 +27,19 @@ func UnmarshalCases(b []byte) ([]*sdk.Case, error) {
 // Unmarshal is UnmarshalCases, sharing the tasks and snapshots of earlier
 // batches (see Decoder).
 func (dc *Decoder) Unmarshal(b []byte) ([]*sdk.Case, error) {
+	cases, _, err := dc.UnmarshalRequest(b)
+	return cases, err
+}
+
+// UnmarshalRequest is Unmarshal, also returning what the request says
+// about how it may be answered (AppendResultFor).
+func (dc *Decoder) UnmarshalRequest(b []byte) ([]*sdk.Case, RequestOptions, error) {
+	var o RequestOptions
 	d := &fastDecoder{sh: newShared(), tasks: &dc.tasks, nilArgs: dc.NoToolArgs}
 	var cases []*sdk.Case
 	var befores, afters []string
 	snaps := map[string]*sdk.Snapshot{}
-	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		switch {
 		case num == 1 && typ == protowire.BytesType:
 			c, before, after, err := d.decodeCase(v)
@@ -54,24 +62,26 @@ func (dc *Decoder) Unmarshal(b []byte) ([]*sdk.Case, error) {
 				snap = dc.snaps.put(raw, snap)
 			}
 			snaps[ref] = snap
+		case num == 3 && typ == protowire.VarintType:
+			o.ReadsEvidenceFrom = x != 0
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, o, err
 	}
 	for i, c := range cases {
 		if c.StateBefore, err = snapshotByRef(snaps, befores[i]); err != nil {
-			return nil, fmt.Errorf("decoding case %q: %w", c.ID, err)
+			return nil, o, fmt.Errorf("decoding case %q: %w", c.ID, err)
 		}
 		if c.StateAfter, err = snapshotByRef(snaps, afters[i]); err != nil {
-			return nil, fmt.Errorf("decoding case %q: %w", c.ID, err)
+			return nil, o, fmt.Errorf("decoding case %q: %w", c.ID, err)
 		}
 	}
 	if cases == nil {
 		cases = []*sdk.Case{}
 	}
-	return cases, nil
+	return cases, o, nil
 }
 
 // fastDecoder holds what one batch's cases share.

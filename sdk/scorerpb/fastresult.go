@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -23,6 +24,50 @@ import (
 // a string is not valid UTF-8, which the generated marshaller refuses; the
 // caller then sends the generated message, to fail as it always did.
 func AppendResult(b []byte, caseID string, r *sdk.Result, err error) ([]byte, bool) {
+	return AppendResultFor(b, RequestOptions{}, caseID, r, err)
+}
+
+// RequestOptions is what a ScoreRequest says about how it may be answered
+// (UnmarshalRequest reads it, AppendRequestOptions writes it).
+type RequestOptions struct {
+	// ReadsEvidenceFrom: the host reads Check.evidence_from, so a check's
+	// evidence that repeats an earlier check's may be sent as a reference
+	// (docs/protocol.md, "Performance").
+	ReadsEvidenceFrom bool
+}
+
+// AppendRequestOptions appends o's fields to the ScoreRequest in b (written
+// by MarshalCases or MarshalCasesFor): a host that reads what o announces
+// says so.
+func AppendRequestOptions(b []byte, o RequestOptions) []byte {
+	return appendBool(b, 3, o.ReadsEvidenceFrom)
+}
+
+// maxEvidenceFrom bounds how many earlier checks a check's evidence is
+// compared with, so that a result of many checks costs linear time.
+const maxEvidenceFrom = 8
+
+// evidenceFrom is 1 + the index of the first of the (at most
+// maxEvidenceFrom) checks before checks[i] whose evidence equals its own,
+// or 0 when there is none or it has no evidence.
+func evidenceFrom(checks []sdk.Check, i int) int {
+	ev := checks[i].Evidence
+	if len(ev) == 0 {
+		return 0
+	}
+	for j := max(0, i-maxEvidenceFrom); j < i; j++ {
+		if slices.Equal(checks[j].Evidence, ev) {
+			return j + 1
+		}
+	}
+	return 0
+}
+
+// AppendResultFor is AppendResult answering a request that said o: with
+// o.ReadsEvidenceFrom, a check whose evidence equals an earlier check's
+// carries evidence_from instead of the strings, which UnmarshalResults
+// reads back to the same result.
+func AppendResultFor(b []byte, o RequestOptions, caseID string, r *sdk.Result, err error) ([]byte, bool) {
 	if err != nil || r == nil {
 		msg := "scorer returned no result"
 		if err != nil {
@@ -54,8 +99,15 @@ func AppendResult(b []byte, caseID string, r *sdk.Result, err error) ([]byte, bo
 				b = appendDouble(b, 2, c.Score)
 				b = appendBool(b, 3, c.Passed)
 				b = appendStr(b, 4, c.Detail)
-				b, valid = appendStrings(b, 5, c.Evidence, valid)
-				return appendStr(b, 6, c.FailureTag), nil
+				from := 0
+				if o.ReadsEvidenceFrom {
+					from = evidenceFrom(r.Checks, i)
+				}
+				if from == 0 {
+					b, valid = appendStrings(b, 5, c.Evidence, valid)
+				}
+				b = appendStr(b, 6, c.FailureTag)
+				return appendVarint(b, 7, uint64(from)), nil
 			})
 		}
 		b, valid = appendStrings(b, 4, r.FailureTags, valid)
@@ -157,13 +209,16 @@ func (rd *resultReader) result(b []byte, r *sdk.Result) (WireResult, error) {
 	var w WireResult
 	var msg string
 	var checks, evidence, tags, diags int
+	var perCheck [8]int
+	counts := perCheck[:0] // evidence of each check, by index
 	if err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		if typ == protowire.BytesType {
 			switch num {
 			case 3:
 				checks++
-				n, err := count(v, 5)
+				n, err := checkEvidence(v, counts)
 				evidence += n
+				counts = append(counts, n)
 				return err
 			case 4:
 				tags++
@@ -198,7 +253,7 @@ func (rd *resultReader) result(b []byte, r *sdk.Result) (WireResult, error) {
 			r.Score = math.Float64frombits(x)
 		case num == 3 && typ == protowire.BytesType:
 			var c sdk.Check
-			if c, ev, err = rd.check(v, ev); err == nil {
+			if c, ev, err = rd.check(v, ev, r.Checks); err == nil {
 				r.Checks = append(r.Checks, c)
 			}
 		case num == 4 && typ == protowire.BytesType:
@@ -226,11 +281,39 @@ func (rd *resultReader) result(b []byte, r *sdk.Result) (WireResult, error) {
 	return w, nil
 }
 
+// checkEvidence is the number of evidence strings of the check b, given
+// those of the checks before it (counts): its own, or those of the check
+// its evidence_from names.
+func checkEvidence(b []byte, counts []int) (int, error) {
+	n, from := 0, uint64(0)
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, _ []byte, x uint64) error {
+		switch {
+		case num == 5 && typ == protowire.BytesType:
+			n++
+		case num == 7 && typ == protowire.VarintType:
+			from = x
+		}
+		return nil
+	})
+	if err != nil || from == 0 {
+		return n, err
+	}
+	if from > uint64(len(counts)) {
+		return 0, fmt.Errorf("check %d: evidence_from %d names no earlier check", len(counts), from)
+	}
+	if n > 0 {
+		return 0, fmt.Errorf("check %d: both evidence and evidence_from", len(counts))
+	}
+	return counts[from-1], nil
+}
+
 // check reads one check, appending its evidence to ev (which has room for
-// it) and returning the rest of ev.
-func (rd *resultReader) check(b []byte, ev []string) (sdk.Check, []string, error) {
+// it) and returning the rest of ev. The evidence of a check that names an
+// earlier one (evidence_from) is a copy of that check's, from earlier.
+func (rd *resultReader) check(b []byte, ev []string, earlier []sdk.Check) (sdk.Check, []string, error) {
 	var c sdk.Check
 	start := len(ev)
+	var from uint64
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		var err error
 		var s string
@@ -248,9 +331,15 @@ func (rd *resultReader) check(b []byte, ev []string) (sdk.Check, []string, error
 			ev = append(ev, s)
 		case num == 6 && typ == protowire.BytesType:
 			c.FailureTag, err = rd.name(v)
+		case num == 7 && typ == protowire.VarintType:
+			from = x // the last one counts, as in proto.Unmarshal
 		}
 		return err
 	})
+	if from > 0 && err == nil {
+		// checkEvidence checked that from names an earlier check.
+		ev = append(ev, earlier[from-1].Evidence...)
+	}
 	if len(ev) > start {
 		c.Evidence = ev[start:len(ev):len(ev)]
 	}

@@ -663,13 +663,18 @@ func (x *Turn) GetTaskAction() string {
 }
 
 type Check struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Kpi           string                 `protobuf:"bytes,1,opt,name=kpi,proto3" json:"kpi,omitempty"`
-	Score         float64                `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
-	Passed        bool                   `protobuf:"varint,3,opt,name=passed,proto3" json:"passed,omitempty"`
-	Detail        string                 `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
-	Evidence      []string               `protobuf:"bytes,5,rep,name=evidence,proto3" json:"evidence,omitempty"`
-	FailureTag    string                 `protobuf:"bytes,6,opt,name=failure_tag,json=failureTag,proto3" json:"failure_tag,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Kpi        string                 `protobuf:"bytes,1,opt,name=kpi,proto3" json:"kpi,omitempty"`
+	Score      float64                `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
+	Passed     bool                   `protobuf:"varint,3,opt,name=passed,proto3" json:"passed,omitempty"`
+	Detail     string                 `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
+	Evidence   []string               `protobuf:"bytes,5,rep,name=evidence,proto3" json:"evidence,omitempty"`
+	FailureTag string                 `protobuf:"bytes,6,opt,name=failure_tag,json=failureTag,proto3" json:"failure_tag,omitempty"`
+	// Set (to 1 + its index) when this check's evidence is that of an
+	// earlier check of the same result, which is then not repeated here
+	// (evidence is empty). Sent only to a host that sets
+	// ScoreRequest.reads_evidence_from.
+	EvidenceFrom  int32 `protobuf:"varint,7,opt,name=evidence_from,json=evidenceFrom,proto3" json:"evidence_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -744,6 +749,13 @@ func (x *Check) GetFailureTag() string {
 		return x.FailureTag
 	}
 	return ""
+}
+
+func (x *Check) GetEvidenceFrom() int32 {
+	if x != nil {
+		return x.EvidenceFrom
+	}
+	return 0
 }
 
 type Result struct {
@@ -1041,11 +1053,14 @@ func (x *Snapshot) GetJson() []byte {
 }
 
 type ScoreRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Cases         []*Case                `protobuf:"bytes,1,rep,name=cases,proto3" json:"cases,omitempty"`
-	Snapshots     []*Snapshot            `protobuf:"bytes,2,rep,name=snapshots,proto3" json:"snapshots,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Cases     []*Case                `protobuf:"bytes,1,rep,name=cases,proto3" json:"cases,omitempty"`
+	Snapshots []*Snapshot            `protobuf:"bytes,2,rep,name=snapshots,proto3" json:"snapshots,omitempty"`
+	// Set by a host that reads Check.evidence_from: a plugin may then send a
+	// check's evidence that repeats an earlier check's as a reference.
+	ReadsEvidenceFrom bool `protobuf:"varint,3,opt,name=reads_evidence_from,json=readsEvidenceFrom,proto3" json:"reads_evidence_from,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ScoreRequest) Reset() {
@@ -1090,6 +1105,13 @@ func (x *ScoreRequest) GetSnapshots() []*Snapshot {
 		return x.Snapshots
 	}
 	return nil
+}
+
+func (x *ScoreRequest) GetReadsEvidenceFrom() bool {
+	if x != nil {
+		return x.ReadsEvidenceFrom
+	}
+	return false
 }
 
 type ScoreResponse struct {
@@ -1205,7 +1227,7 @@ const file_scorer_proto_rawDesc = "" +
 	"loop_iters\x18\f \x01(\x05R\tloopIters\x12\x17\n" +
 	"\atask_id\x18\r \x01(\tR\x06taskId\x12\x1f\n" +
 	"\vtask_action\x18\x0e \x01(\tR\n" +
-	"taskAction\"\x9c\x01\n" +
+	"taskAction\"\xc1\x01\n" +
 	"\x05Check\x12\x10\n" +
 	"\x03kpi\x18\x01 \x01(\tR\x03kpi\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12\x16\n" +
@@ -1213,7 +1235,8 @@ const file_scorer_proto_rawDesc = "" +
 	"\x06detail\x18\x04 \x01(\tR\x06detail\x12\x1a\n" +
 	"\bevidence\x18\x05 \x03(\tR\bevidence\x12\x1f\n" +
 	"\vfailure_tag\x18\x06 \x01(\tR\n" +
-	"failureTag\"\xc2\x01\n" +
+	"failureTag\x12#\n" +
+	"\revidence_from\x18\a \x01(\x05R\fevidenceFrom\"\xc2\x01\n" +
 	"\x06Result\x12\x17\n" +
 	"\acase_id\x18\x01 \x01(\tR\x06caseId\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12.\n" +
@@ -1235,10 +1258,11 @@ const file_scorer_proto_rawDesc = "" +
 	"\bupstream\x18\b \x03(\v2\x19.assay.scorer.v1.UpstreamR\bupstream\"0\n" +
 	"\bSnapshot\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x12\n" +
-	"\x04json\x18\x02 \x01(\fR\x04json\"t\n" +
+	"\x04json\x18\x02 \x01(\fR\x04json\"\xa4\x01\n" +
 	"\fScoreRequest\x12+\n" +
 	"\x05cases\x18\x01 \x03(\v2\x15.assay.scorer.v1.CaseR\x05cases\x127\n" +
-	"\tsnapshots\x18\x02 \x03(\v2\x19.assay.scorer.v1.SnapshotR\tsnapshots\"B\n" +
+	"\tsnapshots\x18\x02 \x03(\v2\x19.assay.scorer.v1.SnapshotR\tsnapshots\x12.\n" +
+	"\x13reads_evidence_from\x18\x03 \x01(\bR\x11readsEvidenceFrom\"B\n" +
 	"\rScoreResponse\x121\n" +
 	"\aresults\x18\x01 \x03(\v2\x17.assay.scorer.v1.ResultR\aresults2\xa1\x01\n" +
 	"\x06Scorer\x12O\n" +

@@ -39,7 +39,17 @@ func (echoScorer) Score(_ context.Context, c *sdk.Case) (*sdk.Result, error) {
 	if c.StateAfter != nil {
 		parts = append(parts, fmt.Sprintf("after:%d", len(c.StateAfter.Tasks)))
 	}
-	return &sdk.Result{Score: 0.5, Diagnostics: []string{strings.Join(parts, " ")}}, nil
+	// Three checks, the first two with the same evidence (sent as a
+	// reference to a host that reads one) and the third with other.
+	names := []string{c.Task.Label}
+	for _, tc := range c.Turn.ToolCalls {
+		names = append(names, tc.Name)
+	}
+	return &sdk.Result{Score: 0.5, Diagnostics: []string{strings.Join(parts, " ")}, Checks: []sdk.Check{
+		{KPI: "a", Passed: true, Evidence: names},
+		{KPI: "b", Evidence: append([]string(nil), names...), FailureTag: "t"},
+		{KPI: "c", Evidence: []string{c.ID}},
+	}}, nil
 }
 
 func compatCases() []*sdk.Case {
@@ -65,7 +75,9 @@ func compatCases() []*sdk.Case {
 // current plugin answers a host that still sends a generated ScoreRequest;
 // every combination gives the same results, batch after batch (a current
 // plugin shares decoded tasks and snapshots across batches, and the bytes
-// of a request go back to a pool once read).
+// of a request go back to a pool once read). A current host says it reads
+// Check.evidence_from, which a previous plugin ignores and a current one
+// uses; a previous host does not, and gets every check's evidence.
 func TestProtocolOnePluginsKeepWorking(t *testing.T) {
 	t.Parallel()
 	cases := compatCases()
@@ -98,6 +110,7 @@ func TestProtocolOnePluginsKeepWorking(t *testing.T) {
 			if req.B, err = scorerpb.MarshalCases(req.B, cases); err != nil {
 				return nil, err
 			}
+			req.B = scorerpb.AppendRequestOptions(req.B, scorerpb.RequestOptions{ReadsEvidenceFrom: true})
 			res, err := scorerpb.ScoreRawResults(ctx, c, req)
 			if err != nil {
 				return nil, err

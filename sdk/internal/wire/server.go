@@ -52,7 +52,7 @@ func (v *server) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (any, e
 	if dec == nil {
 		dec = new(scorerpb.Decoder)
 	}
-	cases, err := dec.Unmarshal(req.B)
+	cases, opts, err := dec.UnmarshalRequest(req.B)
 	req.Free()
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "decoding batch: %v", err)
@@ -61,7 +61,7 @@ func (v *server) scoreRaw(ctx context.Context, req *scorerpb.RawMessage) (any, e
 	resp := scorerpb.NewRawMessage(respCap(v.perResult.Load(), len(cases)))
 	for i, o := range outs {
 		var ok bool
-		if resp.B, ok = scorerpb.AppendResult(resp.B, cases[i].ID, o.Result, o.Err); !ok {
+		if resp.B, ok = scorerpb.AppendResultFor(resp.B, opts, cases[i].ID, o.Result, o.Err); !ok {
 			return response(cases, outs), nil
 		}
 	}
