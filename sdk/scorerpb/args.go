@@ -65,23 +65,29 @@ func appendValue(buf []byte, v any) ([]byte, bool) {
 			entries = append(entries, entry{k, v})
 		}
 		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
-		buf = append(buf, '{')
-		for i := range entries {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			var ok bool
-			if buf, ok = appendString(buf, entries[i].k); !ok {
-				return buf, false
-			}
-			buf = append(buf, ':')
-			if buf, ok = appendValue(buf, entries[i].v); !ok {
-				return buf, false
-			}
-		}
-		return append(buf, '}'), true
+		return appendObject(buf, entries)
 	}
 	return buf, false
+}
+
+// appendObject appends entries, sorted by key, as a JSON object; it
+// reports false for a key or value it does not write directly.
+func appendObject(buf []byte, entries []entry) ([]byte, bool) {
+	buf = append(buf, '{')
+	for i := range entries {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var ok bool
+		if buf, ok = appendString(buf, entries[i].k); !ok {
+			return buf, false
+		}
+		buf = append(buf, ':')
+		if buf, ok = appendValue(buf, entries[i].v); !ok {
+			return buf, false
+		}
+	}
+	return append(buf, '}'), true
 }
 
 // entry is one key and value of an argument object.

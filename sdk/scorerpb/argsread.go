@@ -167,21 +167,10 @@ func appendListedArgs(b []byte, args map[string]any, ks []string) ([]byte, error
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
 	return nested(b, func(b []byte) ([]byte, error) {
 		at := len(b)
-		b = append(b, '{')
-		for i := range present {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = appendString(b, present[i].k); !ok {
-				return appendSubset(b[:at], present)
-			}
-			b = append(b, ':')
-			if b, ok = appendValue(b, present[i].v); !ok {
-				return appendSubset(b[:at], present)
-			}
+		if b, ok := appendObject(b, present); ok {
+			return b, nil
 		}
-		return append(b, '}'), nil
+		return appendSubset(b[:at], present)
 	})
 }
 
