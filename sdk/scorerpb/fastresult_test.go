@@ -14,6 +14,10 @@ import (
 	"github.com/assay-eval/assay/sdk/scorerpb"
 )
 
+// errText compares errors by their text: a decoded result's error is a
+// new value.
+var errText = cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) && (a == nil || a.Error() == b.Error()) })
+
 type answer struct {
 	id  string
 	r   *sdk.Result
@@ -104,7 +108,6 @@ func TestUnmarshalResultsMatchesProto(t *testing.T) {
 	if err != nil {
 		t.Fatalf("UnmarshalResults() error = %v", err)
 	}
-	errText := cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) && (a == nil || a.Error() == b.Error()) })
 	if diff := cmp.Diff(want, got, errText); diff != "" {
 		t.Errorf("UnmarshalResults() (-proto +direct):\n%s", diff)
 	}
@@ -179,7 +182,6 @@ func TestAppendResultEvidenceFrom(t *testing.T) {
 	if err != nil {
 		t.Fatalf("UnmarshalResults() error = %v", err)
 	}
-	errText := cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) && (a == nil || a.Error() == b.Error()) })
 	if diff := cmp.Diff(want, got, errText); diff != "" {
 		t.Errorf("UnmarshalResults() (-every string +evidence_from):\n%s", diff)
 	}
