@@ -1,15 +1,10 @@
 package pluginhost_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/pkg/trace"
 	"github.com/assay-eval/assay/plugins/toolsequence"
@@ -24,9 +19,6 @@ import (
 // tools, in one batch.
 func TestArgsReadSameInAndOutOfProcess(t *testing.T) {
 	t.Parallel()
-	if !toolSequence {
-		t.Skip("plugins/toolsequence did not build")
-	}
 	listings := []string{
 		"", // the task sets no tool_args
 		`{"search":["query"],"create_task":["title","owner"]}`,
@@ -57,20 +49,9 @@ func TestArgsReadSameInAndOutOfProcess(t *testing.T) {
 		}
 		cases = append(cases, c)
 	}
-	oop := pluginhost.New(manifest(), pluginhost.WithCallTimeout(time.Minute))
-	defer oop.Close()
-	inp := pluginhost.New(&pluginhost.Manifest{}, pluginhost.WithInProcess(toolsequence.New()))
-	defer inp.Close()
-	got := oop.Score(context.Background(), "tool_sequence", cases)
-	want := inp.Score(context.Background(), "tool_sequence", cases)
+	got := scoreToolSequenceBothWays(t, cases)
 	wrongArgs := 0
 	for i := range cases {
-		if got[i].Err != nil || want[i].Err != nil {
-			t.Fatalf("Score(%s) errors: out of process %v, in process %v", cases[i].ID, got[i].Err, want[i].Err)
-		}
-		if diff := cmp.Diff(want[i].Result, got[i].Result); diff != "" {
-			t.Errorf("Score(%s) (-in process +out of process):\n%s", cases[i].ID, diff)
-		}
 		for _, ch := range got[i].Result.Checks {
 			if ch.KPI == toolsequence.KeyArgs && !ch.Passed && len(ch.Evidence) > 0 {
 				wrongArgs++

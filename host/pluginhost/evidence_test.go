@@ -9,7 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assay-eval/assay/host/pluginhost"
+	"github.com/assay-eval/assay/pkg/scorer"
 	"github.com/assay-eval/assay/plugins/toolsequence"
+	"github.com/assay-eval/assay/sdk/batchrun"
 )
 
 // TestEvidenceFromSameInAndOutOfProcess scores BenchmarkScore1000's turns
@@ -20,24 +22,10 @@ import (
 // own.
 func TestEvidenceFromSameInAndOutOfProcess(t *testing.T) {
 	t.Parallel()
-	if !toolSequence {
-		t.Skip("plugins/toolsequence did not build")
-	}
 	cases := benchCases(64)
-	oop := pluginhost.New(manifest(), pluginhost.WithCallTimeout(time.Minute))
-	defer oop.Close()
-	inp := pluginhost.New(&pluginhost.Manifest{}, pluginhost.WithInProcess(toolsequence.New()))
-	defer inp.Close()
-	got := oop.Score(context.Background(), "tool_sequence", cases)
-	want := inp.Score(context.Background(), "tool_sequence", cases)
+	got := scoreToolSequenceBothWays(t, cases)
 	repeated := 0
 	for i := range cases {
-		if got[i].Err != nil || want[i].Err != nil {
-			t.Fatalf("Score(%s) errors: out of process %v, in process %v", cases[i].ID, got[i].Err, want[i].Err)
-		}
-		if diff := cmp.Diff(want[i].Result, got[i].Result); diff != "" {
-			t.Errorf("Score(%s) (-in process +out of process):\n%s", cases[i].ID, diff)
-		}
 		checks := got[i].Result.Checks
 		for j := 1; j < len(checks); j++ {
 			if len(checks[j].Evidence) > 0 && slices.Equal(checks[j].Evidence, checks[0].Evidence) {
@@ -52,4 +40,30 @@ func TestEvidenceFromSameInAndOutOfProcess(t *testing.T) {
 	if repeated == 0 {
 		t.Error("no check repeats an earlier one's evidence: the cases do not exercise evidence_from")
 	}
+}
+
+// scoreToolSequenceBothWays scores cases with the real tool_sequence
+// binary and in process, fails t unless every case scores without error
+// and the same both ways, and returns the out-of-process outcomes. It
+// skips t when plugins/toolsequence did not build.
+func scoreToolSequenceBothWays(t *testing.T, cases []*scorer.Case) []batchrun.Outcome {
+	t.Helper()
+	if !toolSequence {
+		t.Skip("plugins/toolsequence did not build")
+	}
+	oop := pluginhost.New(manifest(), pluginhost.WithCallTimeout(time.Minute))
+	defer oop.Close()
+	inp := pluginhost.New(&pluginhost.Manifest{}, pluginhost.WithInProcess(toolsequence.New()))
+	defer inp.Close()
+	got := oop.Score(context.Background(), "tool_sequence", cases)
+	want := inp.Score(context.Background(), "tool_sequence", cases)
+	for i := range cases {
+		if got[i].Err != nil || want[i].Err != nil {
+			t.Fatalf("Score(%s) errors: out of process %v, in process %v", cases[i].ID, got[i].Err, want[i].Err)
+		}
+		if diff := cmp.Diff(want[i].Result, got[i].Result); diff != "" {
+			t.Errorf("Score(%s) (-in process +out of process):\n%s", cases[i].ID, diff)
+		}
+	}
+	return got
 }
