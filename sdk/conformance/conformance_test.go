@@ -57,6 +57,11 @@ func (f fake) Describe() sdk.Description {
 	return d
 }
 
+// hasArg reports whether some call carries an argument under key.
+func hasArg(calls []sdk.ToolCall, key string) bool {
+	return slices.ContainsFunc(calls, func(tc sdk.ToolCall) bool { _, ok := tc.Args[key]; return ok })
+}
+
 func (f fake) needs() []sdk.Need {
 	n := []sdk.Need{sdk.NeedTrace}
 	if f.noText {
@@ -89,11 +94,10 @@ func (f fake) Score(ctx context.Context, c *sdk.Case) (*sdk.Result, error) {
 		s /= 2
 	}
 	_, listed := c.Task.KPIs["listed_args"]
-	if f.readsArg != "" && listed && slices.ContainsFunc(c.Turn.ToolCalls, func(tc sdk.ToolCall) bool { _, ok := tc.Args[f.readsArg]; return ok }) {
+	if f.readsArg != "" && listed && hasArg(c.Turn.ToolCalls, f.readsArg) {
 		s /= 2
 	}
-	if f.readsArgUnlisted != "" && !listed &&
-		slices.ContainsFunc(c.Turn.ToolCalls, func(tc sdk.ToolCall) bool { _, ok := tc.Args[f.readsArgUnlisted]; return ok }) {
+	if f.readsArgUnlisted != "" && !listed && hasArg(c.Turn.ToolCalls, f.readsArgUnlisted) {
 		s /= 2
 	}
 	ch := sdk.Check{KPI: f.checkKPI, Score: min(max(s, 0), 1), Passed: s == 1}
