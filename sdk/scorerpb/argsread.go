@@ -110,9 +110,8 @@ var noTools = map[string][]string{}
 // listings reads each distinct listing of a batch once: the cases of a
 // batch mostly share their tasks' values.
 type listings struct {
-	keys  []string
-	byOne map[string]argListing // by the value, when there is one key
-	byAll map[string]argListing // by every value, when there are more
+	keys []string
+	seen map[string]argListing // by the value when there is one key, else by every value
 }
 
 func (ls *listings) of(t *sdk.Task) argListing {
@@ -121,12 +120,7 @@ func (ls *listings) of(t *sdk.Task) argListing {
 		if !ok {
 			return argListing{tools: noTools}
 		}
-		if l, ok := ls.byOne[string(raw)]; ok {
-			return l
-		}
-		l := listArgs(t, ls.keys)
-		ls.byOne[string(raw)] = l
-		return l
+		return ls.read(raw, t)
 	}
 	var id []byte
 	for _, k := range ls.keys {
@@ -137,14 +131,17 @@ func (ls *listings) of(t *sdk.Task) argListing {
 		}
 		id = protowire.AppendBytes(append(id, 1), raw)
 	}
-	if l, ok := ls.byAll[string(id)]; ok {
+	return ls.read(id, t)
+}
+
+// read returns the listing of t, whose values id identifies: from an
+// earlier task with the same values, or read now.
+func (ls *listings) read(id []byte, t *sdk.Task) argListing {
+	if l, ok := ls.seen[string(id)]; ok {
 		return l
 	}
 	l := listArgs(t, ls.keys)
-	if ls.byAll == nil {
-		ls.byAll = map[string]argListing{}
-	}
-	ls.byAll[string(id)] = l
+	ls.seen[string(id)] = l
 	return l
 }
 

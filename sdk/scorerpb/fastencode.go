@@ -29,7 +29,7 @@ func MarshalCasesFor(buf []byte, d sdk.Description, cases []*sdk.Case) ([]byte, 
 	if len(keys) == 0 {
 		return marshalCases(buf, cases, nil)
 	}
-	return marshalCases(buf, cases, &listings{keys: keys, byOne: map[string]argListing{}})
+	return marshalCases(buf, cases, &listings{keys: keys, seen: map[string]argListing{}})
 }
 
 // marshalCases writes cases; with ls, each case's tool calls carry only
