@@ -48,8 +48,12 @@ type TurnRow struct {
 	CreatedAt time.Time // set when read back
 }
 
-const turnColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
-	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, epoch, trace_sha256, metrics_sha256, metrics`
+const turnColumns = turnPageColumns + `, metrics`
+
+// turnPageColumns are turnColumns but metrics, which no page of turns
+// shows: TurnPage reads NULL in its place.
+const turnPageColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
+	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, epoch, trace_sha256, metrics_sha256`
 
 const turnColumnCount = 21
 
