@@ -93,15 +93,7 @@ func (t *TurnRow) appendArgs(args []any, now any) []any {
 	return append(args, t.RunID, t.Label, t.Attempt, t.Status, nullFloat(t.ProcessScore), nullFloat(t.KPIScore), nullFloat(t.TurnScore),
 		jsonText(t.Checks, "[]"), jsonText(t.FailureTags, "[]"), t.ScorerID, t.ScorerSHA256,
 		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now, max(t.Revision, 1), t.InputKey, max(t.Epoch, 1),
-		t.TraceSHA256, t.MetricsSHA256, metricsBytes(t.Metrics))
-}
-
-// metricsBytes is a turn's metrics column: its row, or empty (never NULL).
-func metricsBytes(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
+		t.TraceSHA256, t.MetricsSHA256, jsonBytes(t.Metrics, emptyBytes))
 }
 
 func nullFloat(f *float64) any {
