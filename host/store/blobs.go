@@ -209,27 +209,20 @@ func (s *Store) readBlobRows(ctx context.Context, q string, args []any, names ma
 // recorded by a queue worker after its evidence was stored), the blob of
 // that sha256. A row found in neither place is absent from the map.
 func (s *Store) TurnMetrics(ctx context.Context, turns []TurnRow) (map[string][]byte, error) {
-	out := make(map[string][]byte, len(turns))
 	var shas []string
 	for i := range turns {
-		t := &turns[i]
-		switch {
-		case t.MetricsSHA256 == "":
-		case t.Metrics != nil:
-			out[t.MetricsSHA256] = t.Metrics
-		default:
+		if t := &turns[i]; t.MetricsSHA256 != "" && t.Metrics == nil {
 			shas = append(shas, t.MetricsSHA256)
 		}
 	}
-	if len(shas) == 0 {
-		return out, nil
-	}
-	stored, err := s.ReadBlobs(ctx, shas)
+	out, err := s.ReadBlobs(ctx, shas) // none to read: an empty map, no query
 	if err != nil {
 		return nil, err
 	}
-	for sha, b := range stored {
-		out[sha] = b
+	for i := range turns {
+		if t := &turns[i]; t.MetricsSHA256 != "" && t.Metrics != nil {
+			out[t.MetricsSHA256] = t.Metrics
+		}
 	}
 	return out, nil
 }

@@ -271,7 +271,7 @@ func pgTurnCopy(turns []TurnRow, now time.Time) pgCopy {
 		b = copyInt4(b, max(t.Epoch, 1))
 		b = copyText(b, t.TraceSHA256)
 		b = copyText(b, t.MetricsSHA256)
-		return copyBytes(b, metricsBytes(t.Metrics))
+		return copyBytes(b, jsonBytes(t.Metrics, emptyBytes))
 	}}
 }
 

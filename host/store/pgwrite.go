@@ -192,7 +192,7 @@ func pgTurnArgs(turns []TurnRow, now time.Time) []any {
 		checks[i], tags[i] = jsonBytes(t.Checks, emptyArrayBytes), jsonBytes(t.FailureTags, emptyArrayBytes)
 		scorerID[i], scorerSHA[i], before[i], after[i] = t.ScorerID, t.ScorerSHA256, t.StateBeforeSHA256, t.StateAfterSHA256
 		result[i], revision[i], inputKey[i], epoch[i] = jsonBytes(t.Result, emptyObjectBytes), int64(max(t.Revision, 1)), t.InputKey, int64(max(t.Epoch, 1))
-		trace[i], metrics[i], metricsRow[i] = t.TraceSHA256, t.MetricsSHA256, metricsBytes(t.Metrics)
+		trace[i], metrics[i], metricsRow[i] = t.TraceSHA256, t.MetricsSHA256, jsonBytes(t.Metrics, emptyBytes)
 	}
 	return []any{runID, label, attempt, status, process, kpi, score, checks, tags, scorerID, scorerSHA,
 		before, after, result, revision, inputKey, epoch, trace, metrics, metricsRow, now}
@@ -201,6 +201,7 @@ func pgTurnArgs(turns []TurnRow, now time.Time) []any {
 var (
 	emptyArrayBytes  = []byte(emptyJSONArray)
 	emptyObjectBytes = []byte(emptyJSONObject)
+	emptyBytes       = []byte{} // the metrics column's default: empty, never NULL
 )
 
 // jsonBytes is b, or the column's default when b is empty.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,11 +56,7 @@ func TestTurnMetrics(t *testing.T) {
 			if m := done[TurnKey{Label: "new", Epoch: 1}].Metrics; !bytes.Equal(m, kept.Data) {
 				t.Errorf("turn keeping its row: Metrics = %q, want %q", m, kept.Data)
 			}
-			var rows []TurnRow
-			for _, r := range done {
-				rows = append(rows, r)
-			}
-			got, err := s.TurnMetrics(ctx, rows)
+			got, err := s.TurnMetrics(ctx, slices.Collect(maps.Values(done)))
 			if err != nil {
 				t.Fatalf("TurnMetrics() = %v", err)
 			}

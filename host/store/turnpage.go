@@ -16,9 +16,10 @@ type TurnFilter struct {
 // TurnPage returns the latest revision of each turn of a run's latest
 // attempt, by label, at most limit, filtered and paged (by key, after
 // f.After) in SQL, so any page stays fast however many turns are stored
-// (docs/serve.md).
+// (docs/serve.md). Its rows leave the metrics row out (Metrics is nil), which
+// no page shows.
 func (s *Store) TurnPage(ctx context.Context, runID int64, f TurnFilter, limit int) ([]TurnRow, error) {
-	q := `SELECT t.id, ` + prefixed("t.", turnColumns) + ` FROM company_eval_turns t
+	q := `SELECT t.id, ` + prefixed("t.", turnPageColumns) + `, NULL FROM company_eval_turns t
 		JOIN company_eval_runs r ON r.id = t.run_id AND r.attempt = t.attempt
 		WHERE t.run_id = ? AND t.revision = (SELECT max(t2.revision) FROM company_eval_turns t2
 			WHERE t2.run_id = t.run_id AND t2.attempt = t.attempt AND t2.label = t.label)`

@@ -48,8 +48,12 @@ type TurnRow struct {
 	CreatedAt time.Time // set when read back
 }
 
-const turnColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
-	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, epoch, trace_sha256, metrics_sha256, metrics`
+const turnColumns = turnPageColumns + `, metrics`
+
+// turnPageColumns are turnColumns but metrics, which no page of turns
+// shows: TurnPage reads NULL in its place.
+const turnPageColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
+	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, epoch, trace_sha256, metrics_sha256`
 
 const turnColumnCount = 21
 
@@ -89,15 +93,7 @@ func (t *TurnRow) appendArgs(args []any, now any) []any {
 	return append(args, t.RunID, t.Label, t.Attempt, t.Status, nullFloat(t.ProcessScore), nullFloat(t.KPIScore), nullFloat(t.TurnScore),
 		jsonText(t.Checks, "[]"), jsonText(t.FailureTags, "[]"), t.ScorerID, t.ScorerSHA256,
 		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now, max(t.Revision, 1), t.InputKey, max(t.Epoch, 1),
-		t.TraceSHA256, t.MetricsSHA256, metricsBytes(t.Metrics))
-}
-
-// metricsBytes is a turn's metrics column: its row, or empty (never NULL).
-func metricsBytes(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
+		t.TraceSHA256, t.MetricsSHA256, jsonBytes(t.Metrics, emptyBytes))
 }
 
 func nullFloat(f *float64) any {
