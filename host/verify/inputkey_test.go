@@ -68,7 +68,7 @@ func randomTaskDef(r *rand.Rand, kpis []map[string]json.RawMessage, scorings []t
 // TestAppendTaskDefIsMarshal: appendTaskDef writes json.Marshal's bytes
 // for any task definition (the input keys of every recorded turn depend on
 // them: docs/verify-engine.md), reports the numbers json.Marshal refuses,
-// and its shared encodings (a KPI map by identity, the scoring block) are
+// and its shared KPI encodings (a map by identity) and scoring block are
 // those of the definition at hand, not of one written before.
 func TestAppendTaskDefIsMarshal(t *testing.T) {
 	t.Parallel()
