@@ -147,30 +147,7 @@ func (k *taskKeyer) appendTaskDef(b []byte, d *taskDef) ([]byte, bool) {
 	b = append(b, `,"weight":`...)
 	b, ok = appendJSONFloat(b, d.Weight, ok)
 	b = append(b, `,"cel":`...)
-	if d.CEL == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, c := range d.CEL {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"name":`...)
-			b = appendJSONString(b, c.Name)
-			b = append(b, `,"expr":`...)
-			b = appendJSONString(b, c.Expr)
-			b = append(b, `,"message":`...)
-			b = appendJSONString(b, c.Message)
-			b = append(b, `,"message_expr":`...)
-			b = appendJSONString(b, c.MessageExpr)
-			b = append(b, `,"weight":`...)
-			b, ok = appendJSONFloat(b, c.Weight, ok)
-			b = append(b, `,"failure_tag":`...)
-			b = appendJSONString(b, c.FailureTag)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b, ok = appendJSONList(b, d.CEL, ok, appendCELDef)
 	b = append(b, `,"scoring":{"process_weight":`...)
 	b, ok = appendJSONFloat(b, d.Scoring.ProcessWeight, ok)
 	b = append(b, `,"kpi_weight":`...)
@@ -181,26 +158,34 @@ func (k *taskKeyer) appendTaskDef(b []byte, d *taskDef) ([]byte, bool) {
 	b, ok = appendJSONFloatPtr(b, d.Scoring.MaxMeanCostUSD, ok)
 	b = append(b, '}')
 	b = append(b, `,"scorers":`...)
-	if d.Scorers == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, s := range d.Scorers {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"id":`...)
-			b = appendJSONString(b, string(s.ID))
-			b = append(b, `,"version":`...)
-			b = appendJSONString(b, s.Version)
-			b = append(b, `,"sha256":`...)
-			b = appendJSONString(b, s.SHA256)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
-	b = append(b, '}')
-	return b, ok
+	b, ok = appendJSONList(b, d.Scorers, ok, appendScorerStub)
+	return append(b, '}'), ok
+}
+
+func appendCELDef(b []byte, c *celDef, ok bool) ([]byte, bool) {
+	b = append(b, `{"name":`...)
+	b = appendJSONString(b, c.Name)
+	b = append(b, `,"expr":`...)
+	b = appendJSONString(b, c.Expr)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, c.Message)
+	b = append(b, `,"message_expr":`...)
+	b = appendJSONString(b, c.MessageExpr)
+	b = append(b, `,"weight":`...)
+	b, ok = appendJSONFloat(b, c.Weight, ok)
+	b = append(b, `,"failure_tag":`...)
+	b = appendJSONString(b, c.FailureTag)
+	return append(b, '}'), ok
+}
+
+func appendScorerStub(b []byte, s *scorerStub, ok bool) ([]byte, bool) {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, string(s.ID))
+	b = append(b, `,"version":`...)
+	b = appendJSONString(b, s.Version)
+	b = append(b, `,"sha256":`...)
+	b = appendJSONString(b, s.SHA256)
+	return append(b, '}'), ok
 }
 
 // kpiJSON is json.Marshal(m), encoded once for each map.
