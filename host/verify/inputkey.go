@@ -3,7 +3,6 @@ package verify
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"reflect"
 	"strconv"
 	"time"
@@ -55,10 +54,10 @@ type scorerStub struct {
 }
 
 // taskKey is the sha256 of the canonical JSON of t's definition (taskDef):
-// json.Marshal's bytes, written by appendTaskDef with the parts tasks share
-// (their KPI map, the pack's scoring block) encoded once (docs/performance.md,
-// "Verifying many small turns"). A definition appendTaskDef does not write
-// (a NaN or infinite number) is left to json.Marshal, which reports it.
+// json.Marshal's bytes, written by appendTaskDef with a KPI map tasks share
+// encoded once (docs/performance.md, "Verifying many small turns"). A
+// definition appendTaskDef does not write (a NaN or infinite number) is
+// left to json.Marshal, which reports it.
 // New gives every task the same keyer.
 func (e *Engine) taskKey(k *taskKeyer, t *pack.Task, wire scorer.Task) (string, error) {
 	d := taskDef{Version: inputKeyVersion, Task: wire, Scorer: t.Scorer, Weight: t.Weight, CEL: []celDef{},
@@ -96,18 +95,15 @@ func (e *Engine) taskKey(k *taskKeyer, t *pack.Task, wire scorer.Task) (string, 
 	return sha256Hex(b), nil
 }
 
-// taskKeyer writes taskDefs as json.Marshal does, keeping what tasks share
-// encoded: a KPI map by its identity (the engine's tasks with equal KPIs
-// share one, see wireShare) and the scoring block last written. Its
-// buffers are reused from one task to the next: one keyer, one goroutine.
+// taskKeyer writes taskDefs as json.Marshal does, keeping a KPI map encoded
+// by its identity (the engine's tasks with equal KPIs share one, see
+// wireShare). Its buffers are reused from one task to the next: one keyer,
+// one goroutine.
 type taskKeyer struct {
-	buf        []byte
-	cel        []celDef
-	scorers    []scorerStub
-	kpis       map[uintptr][]byte
-	scoring    turnScoring
-	scoringSet bool
-	scoringRaw []byte
+	buf     []byte
+	cel     []celDef
+	scorers []scorerStub
+	kpis    map[uintptr][]byte
 }
 
 // appendTaskDef appends json.Marshal(*d) to b. It reports false, and b is
@@ -151,57 +147,45 @@ func (k *taskKeyer) appendTaskDef(b []byte, d *taskDef) ([]byte, bool) {
 	b = append(b, `,"weight":`...)
 	b, ok = appendJSONFloat(b, d.Weight, ok)
 	b = append(b, `,"cel":`...)
-	if d.CEL == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, c := range d.CEL {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"name":`...)
-			b = appendJSONString(b, c.Name)
-			b = append(b, `,"expr":`...)
-			b = appendJSONString(b, c.Expr)
-			b = append(b, `,"message":`...)
-			b = appendJSONString(b, c.Message)
-			b = append(b, `,"message_expr":`...)
-			b = appendJSONString(b, c.MessageExpr)
-			b = append(b, `,"weight":`...)
-			b, ok = appendJSONFloat(b, c.Weight, ok)
-			b = append(b, `,"failure_tag":`...)
-			b = appendJSONString(b, c.FailureTag)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"scoring":`...)
-	scoring, err := k.scoringJSON(d.Scoring)
-	if err != nil {
-		return b, false
-	}
-	b = append(b, scoring...)
-	b = append(b, `,"scorers":`...)
-	if d.Scorers == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, s := range d.Scorers {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"id":`...)
-			b = appendJSONString(b, string(s.ID))
-			b = append(b, `,"version":`...)
-			b = appendJSONString(b, s.Version)
-			b = append(b, `,"sha256":`...)
-			b = appendJSONString(b, s.SHA256)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b, ok = appendJSONList(b, d.CEL, ok, appendCELDef)
+	b = append(b, `,"scoring":{"process_weight":`...)
+	b, ok = appendJSONFloat(b, d.Scoring.ProcessWeight, ok)
+	b = append(b, `,"kpi_weight":`...)
+	b, ok = appendJSONFloat(b, d.Scoring.KPIWeight, ok)
+	b = append(b, `,"max_mean_latency_s":`...)
+	b, ok = appendJSONFloatPtr(b, d.Scoring.MaxMeanLatencyS, ok)
+	b = append(b, `,"max_mean_cost_usd":`...)
+	b, ok = appendJSONFloatPtr(b, d.Scoring.MaxMeanCostUSD, ok)
 	b = append(b, '}')
-	return b, ok
+	b = append(b, `,"scorers":`...)
+	b, ok = appendJSONList(b, d.Scorers, ok, appendScorerStub)
+	return append(b, '}'), ok
+}
+
+func appendCELDef(b []byte, c *celDef, ok bool) ([]byte, bool) {
+	b = append(b, `{"name":`...)
+	b = appendJSONString(b, c.Name)
+	b = append(b, `,"expr":`...)
+	b = appendJSONString(b, c.Expr)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, c.Message)
+	b = append(b, `,"message_expr":`...)
+	b = appendJSONString(b, c.MessageExpr)
+	b = append(b, `,"weight":`...)
+	b, ok = appendJSONFloat(b, c.Weight, ok)
+	b = append(b, `,"failure_tag":`...)
+	b = appendJSONString(b, c.FailureTag)
+	return append(b, '}'), ok
+}
+
+func appendScorerStub(b []byte, s *scorerStub, ok bool) ([]byte, bool) {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, string(s.ID))
+	b = append(b, `,"version":`...)
+	b = appendJSONString(b, s.Version)
+	b = append(b, `,"sha256":`...)
+	b = appendJSONString(b, s.SHA256)
+	return append(b, '}'), ok
 }
 
 // kpiJSON is json.Marshal(m), encoded once for each map.
@@ -222,31 +206,6 @@ func (k *taskKeyer) kpiJSON(m map[string]json.RawMessage) ([]byte, error) {
 	}
 	k.kpis[id] = b
 	return b, nil
-}
-
-// scoringJSON is json.Marshal(s), encoded again only when s differs from
-// the block last encoded.
-func (k *taskKeyer) scoringJSON(s turnScoring) ([]byte, error) {
-	if k.scoringSet && sameScoring(k.scoring, s) {
-		return k.scoringRaw, nil
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	k.scoring, k.scoringSet, k.scoringRaw = s, true, b
-	return b, nil
-}
-
-// sameScoring reports whether a and b encode alike: the same numbers, the
-// budgets both unset or both set to the same value.
-func sameScoring(a, b turnScoring) bool {
-	same := func(x, y *float64) bool {
-		return (x == nil) == (y == nil) && (x == nil || math.Float64bits(*x) == math.Float64bits(*y))
-	}
-	return math.Float64bits(a.ProcessWeight) == math.Float64bits(b.ProcessWeight) &&
-		math.Float64bits(a.KPIWeight) == math.Float64bits(b.KPIWeight) &&
-		same(a.MaxMeanLatencyS, b.MaxMeanLatencyS) && same(a.MaxMeanCostUSD, b.MaxMeanCostUSD)
 }
 
 // turnInput is everything one turn's result depends on, by digest: the

@@ -22,32 +22,54 @@ var keyStrings = []string{"", "t0000001", "cto", "release", `a"b`, `a\b`, "<scri
 var keyFloats = []float64{0, math.Copysign(0, -1), 1, 0.5, 1.5, -2, 1e-6, 9.99e-7, 1e-7, 1e20, 1e21, 123456789012345678901234.0,
 	math.SmallestNonzeroFloat64, math.MaxFloat64, 0.1 + 0.2, math.NaN(), math.Inf(1), math.Inf(-1)}
 
+// keyValues draws values from keyStrings and keyFloats for the random
+// values the JSON writers are checked on: one number in refuse may be one
+// json.Marshal refuses.
+type keyValues struct {
+	r      *rand.Rand
+	refuse int
+}
+
+func (g keyValues) str() string {
+	if g.r.IntN(4) == 0 {
+		return keyStrings[g.r.IntN(len(keyStrings))] + keyStrings[g.r.IntN(len(keyStrings))]
+	}
+	return keyStrings[g.r.IntN(len(keyStrings))]
+}
+
+func (g keyValues) num() float64 {
+	if g.r.IntN(g.refuse) == 0 {
+		return keyFloats[g.r.IntN(len(keyFloats))]
+	}
+	return keyFloats[g.r.IntN(len(keyFloats)-3)] // finite
+}
+
+func (g keyValues) ptr() *float64 {
+	if g.r.IntN(3) == 0 {
+		return nil
+	}
+	f := g.num()
+	return &f
+}
+
+// strs is nil, empty or one to three strings.
+func (g keyValues) strs() []string {
+	switch g.r.IntN(3) {
+	case 0:
+		return nil
+	case 1:
+		return []string{}
+	}
+	s := make([]string, 1+g.r.IntN(3))
+	for i := range s {
+		s[i] = g.str()
+	}
+	return s
+}
+
 func randomTaskDef(r *rand.Rand, kpis []map[string]json.RawMessage, scorings []turnScoring) taskDef {
-	str := func() string {
-		if r.IntN(4) == 0 {
-			return keyStrings[r.IntN(len(keyStrings))] + keyStrings[r.IntN(len(keyStrings))]
-		}
-		return keyStrings[r.IntN(len(keyStrings))]
-	}
-	num := func() float64 {
-		if r.IntN(8) == 0 {
-			return keyFloats[r.IntN(len(keyFloats))]
-		}
-		return keyFloats[r.IntN(len(keyFloats)-3)] // finite
-	}
-	strs := func() []string {
-		switch r.IntN(3) {
-		case 0:
-			return nil
-		case 1:
-			return []string{}
-		}
-		s := make([]string, 1+r.IntN(3))
-		for i := range s {
-			s[i] = str()
-		}
-		return s
-	}
+	g := keyValues{r: r, refuse: 8}
+	str, num, strs := g.str, g.num, g.strs
 	d := taskDef{Version: inputKeyVersion, Scorer: scorer.ID(str()), Weight: num(), CEL: []celDef{},
 		Scoring: scorings[r.IntN(len(scorings))],
 		Task: scorer.Task{Label: str(), Persona: str(), Prompt: str(), KPIs: kpis[r.IntN(len(kpis))],
@@ -68,7 +90,7 @@ func randomTaskDef(r *rand.Rand, kpis []map[string]json.RawMessage, scorings []t
 // TestAppendTaskDefIsMarshal: appendTaskDef writes json.Marshal's bytes
 // for any task definition (the input keys of every recorded turn depend on
 // them: docs/verify-engine.md), reports the numbers json.Marshal refuses,
-// and its shared encodings (a KPI map by identity, the scoring block) are
+// and its shared KPI encodings (a map by identity) and scoring block are
 // those of the definition at hand, not of one written before.
 func TestAppendTaskDefIsMarshal(t *testing.T) {
 	t.Parallel()

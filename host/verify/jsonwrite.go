@@ -47,18 +47,7 @@ func appendTurnResult(b []byte, r *TurnResult) (out, checks, tags []byte, ok boo
 	b, ok = appendJSONFloatPtr(b, r.CostUSD, ok)
 	b = append(b, `,"checks":`...)
 	cs := len(b)
-	if r.Checks == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range r.Checks {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b, ok = appendCheckResult(b, &r.Checks[i], ok)
-		}
-		b = append(b, ']')
-	}
+	b, ok = appendJSONList(b, r.Checks, ok, appendCheckResult)
 	ce := len(b)
 	b = append(b, `,"failure_tags":`...)
 	ts := len(b)
@@ -191,6 +180,22 @@ func appendJSONStrings(b []byte, ss []string) []byte {
 		b = appendJSONString(b, s)
 	}
 	return append(b, ']')
+}
+
+// appendJSONList appends xs as json.Marshal writes a slice, each element
+// by elem: null for a nil slice, else an array. ok is as elem leaves it.
+func appendJSONList[T any](b []byte, xs []T, ok bool, elem func([]byte, *T, bool) ([]byte, bool)) ([]byte, bool) {
+	if xs == nil {
+		return append(b, "null"...), ok
+	}
+	b = append(b, '[')
+	for i := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b, ok = elem(b, &xs[i], ok)
+	}
+	return append(b, ']'), ok
 }
 
 // appendJSONStringsOrNull is appendJSONStrings, or null for a nil slice,

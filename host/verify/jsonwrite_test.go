@@ -12,38 +12,8 @@ import (
 )
 
 func randomTurnResult(r *rand.Rand) TurnResult {
-	str := func() string {
-		if r.IntN(4) == 0 {
-			return keyStrings[r.IntN(len(keyStrings))] + keyStrings[r.IntN(len(keyStrings))]
-		}
-		return keyStrings[r.IntN(len(keyStrings))]
-	}
-	num := func() float64 {
-		if r.IntN(20) == 0 {
-			return keyFloats[r.IntN(len(keyFloats))]
-		}
-		return keyFloats[r.IntN(len(keyFloats)-3)] // finite
-	}
-	ptr := func() *float64 {
-		if r.IntN(3) == 0 {
-			return nil
-		}
-		f := num()
-		return &f
-	}
-	strs := func() []string {
-		switch r.IntN(3) {
-		case 0:
-			return nil
-		case 1:
-			return []string{}
-		}
-		s := make([]string, 1+r.IntN(3))
-		for i := range s {
-			s[i] = str()
-		}
-		return s
-	}
+	g := keyValues{r: r, refuse: 20}
+	str, num, ptr, strs := g.str, g.num, g.ptr, g.strs
 	res := TurnResult{Candidate: str(), Label: str(), Epoch: r.IntN(5) - 1, Persona: str(),
 		Status: score.Status(str()), ProcessScore: ptr(), KPIScore: ptr(), TurnScore: ptr(),
 		Finalized: r.IntN(2) == 0, Error: r.IntN(2) == 0, LatencyS: ptr(), ToolCalls: r.IntN(5) - 1, CostUSD: ptr(),
