@@ -1,14 +1,12 @@
 package cockpit
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -112,25 +110,16 @@ func (c *Cockpit) signedIn(h func(http.ResponseWriter, *http.Request, store.Toke
 			http.Redirect(w, r, "/signin", http.StatusSeeOther)
 			return
 		}
-		t, err := authenticate(r.Context(), c.cfg.Store, ck.Value)
-		if err != nil {
+		t, err := c.cfg.Store.LiveToken(r.Context(), ck.Value)
+		switch {
+		case store.TokenRefused(err):
 			http.Redirect(w, r, "/signin", http.StatusSeeOther)
-			return
+		case err != nil:
+			c.fail(w, fmt.Errorf("checking the session's token: %w", err))
+		default:
+			h(w, r, t)
 		}
-		h(w, r, t)
 	}
-}
-
-// authenticate is a live token's row.
-func authenticate(ctx context.Context, st *store.Store, secret string) (store.Token, error) {
-	t, err := st.TokenBySecret(ctx, secret)
-	if err != nil {
-		return store.Token{}, err
-	}
-	if t.RevokedAt != nil {
-		return store.Token{}, errors.New("revoked token")
-	}
-	return t, nil
 }
 
 // csrfFor is the CSRF token of a signed-in session's forms.
@@ -168,8 +157,11 @@ func (c *Cockpit) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	secret := strings.TrimSpace(r.PostFormValue("token"))
-	if _, err := authenticate(r.Context(), c.cfg.Store, secret); err != nil {
+	if _, err := c.cfg.Store.LiveToken(r.Context(), secret); store.TokenRefused(err) {
 		c.renderSignin(w, r, "That token is not valid (unknown or revoked).", http.StatusUnauthorized)
+		return
+	} else if err != nil {
+		c.fail(w, fmt.Errorf("checking the token: %w", err))
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})

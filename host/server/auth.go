@@ -2,36 +2,11 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/assay-eval/assay/host/store"
 )
-
-// Error kinds of Authenticate.
-var (
-	ErrNoToken      = errors.New("no token")
-	ErrUnknownToken = errors.New("unknown token")
-	ErrRevokedToken = errors.New("revoked token")
-)
-
-// Authenticate finds the live token whose secret this is.
-func Authenticate(ctx context.Context, st *store.Store, secret string) (store.Token, error) {
-	if secret == "" {
-		return store.Token{}, ErrNoToken
-	}
-	t, err := st.TokenBySecret(ctx, secret)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return store.Token{}, ErrUnknownToken
-	case err != nil:
-		return store.Token{}, err
-	case t.RevokedAt != nil:
-		return store.Token{}, ErrRevokedToken
-	}
-	return t, nil
-}
 
 type tokenKey struct{}
 
@@ -48,9 +23,9 @@ func (s *Server) requireToken(h http.HandlerFunc) http.HandlerFunc {
 		if !ok {
 			secret = ""
 		}
-		t, err := Authenticate(r.Context(), s.cfg.Store, strings.TrimSpace(secret))
+		t, err := s.cfg.Store.LiveToken(r.Context(), strings.TrimSpace(secret))
 		if err != nil {
-			if !errors.Is(err, ErrNoToken) && !errors.Is(err, ErrUnknownToken) && !errors.Is(err, ErrRevokedToken) {
+			if !store.TokenRefused(err) {
 				s.log.Error("authenticating", logErr, err)
 				writeProblem(w, http.StatusInternalServerError, "the token could not be checked", nil)
 				return

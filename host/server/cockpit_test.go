@@ -215,3 +215,31 @@ func (b *browser) postBody(path string, form url.Values) (*http.Response, string
 }
 
 func htmlEscape(s string) string { return template.HTMLEscapeString(s) }
+
+// TestCockpitTokenCheckFailure: when the database cannot answer, the
+// cockpit says the server failed (500) — it neither tells a user with a
+// good token that the token is invalid nor sends a signed-in session back
+// to the sign-in form, as it did when every lookup error read as a refusal.
+func TestCockpitTokenCheckFailure(t *testing.T) {
+	f := newSQLiteFixture(t, nil)
+	signedIn := newBrowser(t, f)
+	if resp := signedIn.signIn(f.token); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in = %d, want 303", resp.StatusCode)
+	}
+	fresh := newBrowser(t, f)
+	_, form := fresh.get("/signin")
+	m := csrfField.FindStringSubmatch(form)
+	if m == nil {
+		t.Fatalf("sign-in form has no CSRF field:\n%s", form)
+	}
+	f.st.Close()
+	if resp, _ := signedIn.get("/"); resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("/ with a session while the database fails = %d to %q, want 500", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp := fresh.post("/signin", url.Values{"csrf": {m[1]}, "token": {f.token}}); resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("sign-in while the database fails = %d, want 500", resp.StatusCode)
+	}
+	if resp, _ := f.do("GET", "/v1/packs", f.token, nil); resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("API call while the database fails = %d, want 500", resp.StatusCode)
+	}
+}

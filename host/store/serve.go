@@ -108,6 +108,39 @@ func (s *Store) TokenBySecret(ctx context.Context, secret string) (Token, error)
 	return t, nil
 }
 
+// Error kinds of LiveToken.
+var (
+	ErrNoToken      = errors.New("no token")
+	ErrUnknownToken = errors.New("unknown token")
+	ErrRevokedToken = errors.New("revoked token")
+)
+
+// LiveToken is the unrevoked token whose secret this is: ErrNoToken for an
+// empty secret, ErrUnknownToken or ErrRevokedToken for a secret that grants
+// nothing; any other error is the database's. The API's bearer check and the
+// cockpit's session check both ask it.
+func (s *Store) LiveToken(ctx context.Context, secret string) (Token, error) {
+	if secret == "" {
+		return Token{}, ErrNoToken
+	}
+	t, err := s.TokenBySecret(ctx, secret)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return Token{}, ErrUnknownToken
+	case err != nil:
+		return Token{}, err
+	case t.RevokedAt != nil:
+		return Token{}, ErrRevokedToken
+	}
+	return t, nil
+}
+
+// TokenRefused reports whether err is LiveToken's answer for a secret that
+// grants nothing, rather than a failure to look it up.
+func TokenRefused(err error) bool {
+	return errors.Is(err, ErrNoToken) || errors.Is(err, ErrUnknownToken) || errors.Is(err, ErrRevokedToken)
+}
+
 // ServerPack is a pack uploaded to `assay serve`.
 type ServerPack struct {
 	Company   string
