@@ -475,7 +475,8 @@ func TestConformanceOfBinaries(t *testing.T) {
 
 // TestStartTimeout launches a "plugin" that never completes the handshake:
 // the host gives up after the start timeout, kills it, and fails the cases
-// with a message naming the plugin, instead of hanging.
+// with a message naming the plugin, instead of hanging, and does not launch
+// it a second time.
 func TestStartTimeout(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -508,6 +509,12 @@ func TestStartTimeout(t *testing.T) {
 				}
 				if !strings.Contains(err.Error(), "timeout while waiting for plugin to start") {
 					t.Errorf("Score(test_mute) error = %q, want it to say the plugin did not start in time", err)
+				}
+				// A plugin that hangs silently is not launched a second
+				// time with AutoMTLS (the fallback is for plugins that
+				// exit): it costs one start timeout, not two.
+				if strings.Contains(err.Error(), "AutoMTLS") {
+					t.Errorf("Score(test_mute) error = %q, want one launch, not a second with AutoMTLS", err)
 				}
 			}
 			if limit := 20 * tt.start; elapsed > limit {

@@ -82,11 +82,13 @@ type launchConfig struct {
 // host can enter, and the host connects to that socket only, without TLS
 // (docs/plugins.md, "The connection"; on Windows: TCP with AutoMTLS).
 //
-// A plugin that wrote nothing on stdout before it exited, closed it or ran
-// out of start time may be one that serves only behind AutoMTLS, as every
-// host offered before this one: it is launched once more with AutoMTLS, and
-// the instance says so (tls). When that fails too, the error names both
-// attempts.
+// A plugin that wrote nothing on stdout before it exited or closed it may
+// be one that serves only behind AutoMTLS, as every host offered before
+// this one: it is launched once more with AutoMTLS, and the instance says
+// so (tls). When that fails too, the error names both attempts. A plugin
+// that ran out of start time is not launched again: a plugin that only
+// knows AutoMTLS says so by exiting, and a second launch would make a
+// hanging plugin cost the start timeout twice.
 func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 	in, silent, err := launchOnce(ctx, lc)
 	if err == nil || lc.tls || !silent || ctx.Err() != nil {
@@ -102,7 +104,8 @@ func launch(ctx context.Context, lc launchConfig) (*instance, error) {
 }
 
 // launchOnce is one launch, with AutoMTLS when lc.tls (and on Windows);
-// silent says the plugin wrote nothing on stdout before its handshake failed.
+// silent says the plugin wrote nothing on stdout and exited or closed it
+// before the start timeout.
 func launchOnce(ctx context.Context, lc launchConfig) (in *instance, silent bool, err error) {
 	f, sum, err := openHashed(lc.path)
 	if err != nil {
@@ -128,11 +131,12 @@ func launchOnce(ctx context.Context, lc launchConfig) (in *instance, silent bool
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(scorerpb.MaxMessage), grpc.MaxCallSendMsgSize(scorerpb.MaxMessage))},
 	})
+	begin := time.Now()
 	proto, err := client.Client()
 	if err != nil {
 		r.killGroup()
 		client.Kill()
-		silent = r.check != nil && !r.check.Announced()
+		silent = r.check != nil && !r.check.Announced() && time.Since(begin) < lc.startTimeout
 		if msg, _, multi := strings.Cut(err.Error(), "\n"); multi && strings.HasPrefix(msg, "Unrecognized remote plugin message") {
 			return nil, silent, fmt.Errorf("launching %s: %s (it must write nothing to stdout before the go-plugin handshake, or it is not an assay plugin)", lc.path, msg)
 		}
