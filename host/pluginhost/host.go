@@ -3,7 +3,6 @@ package pluginhost
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -44,9 +43,9 @@ type Host struct {
 	solos   map[*proc]bool // the solo processes of lost batches being isolated
 	healths map[scorer.ID]*health
 	closed  bool
-	sockets string             // the run's private socket directory; "" until the first launch
-	tls     map[scorer.ID]bool // the scorers that started only with AutoMTLS: later launches use it at once
-	warned  []string           // the run's warnings (Warnings)
+	sockets *scorerpb.SocketDir // the run's private socket directory; nil until the first launch
+	tls     map[scorer.ID]bool  // the scorers that started only with AutoMTLS: later launches use it at once
+	warned  []string            // the run's warnings (Warnings)
 }
 
 // Option configures a Host.
@@ -196,22 +195,23 @@ func (h *Host) Close() error {
 }
 
 // socketDir returns the run's private directory for the plugins' sockets,
-// making it at the first launch (scorerpb.MakeSocketDir): a launch fails
-// when it cannot be made private.
+// making it at the first launch (scorerpb.NewSocketDir, which also removes
+// the directories of runs killed outright): a launch fails when it cannot
+// be made private.
 func (h *Host) socketDir() (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return "", ErrClosed
 	}
-	if h.sockets == "" {
-		dir, err := scorerpb.MakeSocketDir()
+	if h.sockets == nil {
+		dir, err := scorerpb.NewSocketDir()
 		if err != nil {
 			return "", err
 		}
 		h.sockets = dir
 	}
-	return h.sockets, nil
+	return h.sockets.Path, nil
 }
 
 // needsTLS says whether scorer id started only with AutoMTLS earlier in
@@ -251,12 +251,12 @@ func (h *Host) Warnings() []string {
 func (h *Host) removeSockets() error {
 	h.mu.Lock()
 	dir := h.sockets
-	h.sockets = ""
+	h.sockets = nil
 	h.mu.Unlock()
-	if dir == "" {
+	if dir == nil {
 		return nil
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := dir.Remove(); err != nil {
 		return fmt.Errorf("removing the plugin socket directory: %w", err)
 	}
 	return nil

@@ -68,7 +68,7 @@ type launchConfig struct {
 	logger       hclog.Logger
 	startTimeout time.Duration
 	callTimeout  time.Duration
-	socketDir    string // the run's private directory for plugin sockets (scorerpb.MakeSocketDir)
+	socketDir    string // the run's private directory for plugin sockets (scorerpb.NewSocketDir)
 	tls          bool   // launch with go-plugin's AutoMTLS at once (the scorer needed it earlier in the run)
 }
 
@@ -136,7 +136,7 @@ func launchOnce(ctx context.Context, lc launchConfig) (in *instance, silent bool
 	if err != nil {
 		r.killGroup()
 		client.Kill()
-		silent = r.check != nil && !r.check.Announced() && time.Since(begin) < lc.startTimeout
+		silent = r.check.RetryWithTLS(time.Since(begin), lc.startTimeout)
 		if msg, _, multi := strings.Cut(err.Error(), "\n"); multi && strings.HasPrefix(msg, "Unrecognized remote plugin message") {
 			return nil, silent, fmt.Errorf("launching %s: %s (it must write nothing to stdout before the go-plugin handshake, or it is not an assay plugin)", lc.path, msg)
 		}

@@ -3,7 +3,6 @@ package pluginhost
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -52,14 +51,14 @@ func register(ctx context.Context, m *Manifest, bin string, logger hclog.Logger)
 	if err != nil {
 		return Entry{}, err
 	}
-	sockets, err := scorerpb.MakeSocketDir()
+	sockets, err := scorerpb.NewSocketDir()
 	if err != nil {
 		return Entry{}, err
 	}
-	defer os.RemoveAll(sockets)
+	defer sockets.Remove()
 	in, err := launch(ctx, launchConfig{
 		path: abs, limits: DefaultLimits(), logger: logger.Named(filepath.Base(abs)),
-		startTimeout: 10 * time.Second, callTimeout: 10 * time.Second, socketDir: sockets,
+		startTimeout: 10 * time.Second, callTimeout: 10 * time.Second, socketDir: sockets.Path,
 	})
 	if err != nil {
 		return Entry{}, err

@@ -128,8 +128,8 @@ func dispense(client *plugin.Client) (Client, error) {
 // an allow-listed environment, a Unix socket in a directory only this user
 // can enter, without TLS; on Windows TCP with AutoMTLS) and returns a client
 // and a function that kills it and removes the directory. A plugin that
-// writes nothing on stdout before its handshake fails is launched once more
-// with AutoMTLS, as the host does (CheckBinary reports it as a finding). The
+// writes nothing on stdout and exits before the start timeout is launched
+// once more with AutoMTLS, as the host does (CheckBinary reports it as a finding). The
 // plugin's stderr log goes to stderr (nil: discarded).
 func Launch(path string, stderr io.Writer) (Client, func(), error) {
 	c, stop, _, err := launch(path, stderr)
@@ -152,10 +152,15 @@ func launch(path string, stderr io.Writer) (Client, func(), bool, error) {
 	return c, stop, true, nil
 }
 
+// startTimeout is how long a plugin has to finish its handshake, as in the
+// host.
+const startTimeout = 10 * time.Second
+
 // launchOnce is one launch, with AutoMTLS when tls (and on Windows); silent
-// says the plugin wrote nothing on stdout before its handshake failed.
+// says the plugin wrote nothing on stdout and exited or closed it before
+// the start timeout (scorerpb.AddrCheck.RetryWithTLS).
 func launchOnce(path string, stderr io.Writer, tls bool) (c Client, stop func(), silent bool, err error) {
-	sockets, err := scorerpb.MakeSocketDir()
+	sockets, err := scorerpb.NewSocketDir()
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("launching %s: %w", path, err)
 	}
@@ -175,18 +180,19 @@ func launchOnce(path string, stderr io.Writer, tls bool) (c Client, stop func(),
 		},
 		SkipHostEnv:      true,
 		AutoMTLS:         tls || !scorerpb.UnixSockets,
-		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: sockets},
-		StartTimeout:     10 * time.Second,
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: sockets.Path},
+		StartTimeout:     startTimeout,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           logger,
 	})
 	stop = func() {
 		client.Kill()
-		os.RemoveAll(sockets)
+		sockets.Remove()
 	}
+	begin := time.Now()
 	c, err = dispense(client)
 	if err != nil {
-		silent = check != nil && !check.Announced()
+		silent = check.RetryWithTLS(time.Since(begin), startTimeout)
 		stop()
 		return nil, nil, silent, fmt.Errorf("launching %s: %w", path, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ErrNotPrivate is returned when the directory for the plugins' sockets
@@ -22,7 +23,8 @@ var ErrNotPrivate = errors.New("the plugin socket directory is not private")
 // temporary directory with mode 0700, owned by the user running the host,
 // so that only that user (or root) can reach a socket inside it. It refuses
 // (ErrNotPrivate, and removes the directory) when the file system does not
-// give it those permissions. The caller removes it when the run ends. Off
+// give it those permissions. The caller removes it when the run ends
+// (NewSocketDir also removes it when the run was killed outright). Off
 // Unix (UnixSockets is false) the plugins listen on TCP behind AutoMTLS and
 // the directory's mode is not checked.
 func MakeSocketDir() (string, error) {
@@ -38,6 +40,72 @@ func MakeSocketDir() (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// SocketDir is one run's private directory for plugin sockets
+// (MakeSocketDir's), locked while the run holds it: a run killed outright
+// (SIGKILL) cannot remove its directory, but its lock dies with it, and the
+// next NewSocketDir removes the directory.
+type SocketDir struct {
+	Path string
+	lock *os.File // held until Remove; nil where directories are not locked
+}
+
+// NewSocketDir removes the socket directories that runs killed outright
+// left in the temporary directory (an assay-* directory of this user, mode
+// 0700, whose lock no process holds; a directory without a lock file, such
+// as one made by MakeSocketDir, is left alone), then makes a new directory
+// as MakeSocketDir does and locks it until Remove. Locks are flock(2)
+// locks, which the kernel releases when the process dies; off the systems
+// that have them the directory is not locked and nothing is removed.
+func NewSocketDir() (*SocketDir, error) {
+	sweepSocketDirs(os.TempDir())
+	dir, err := MakeSocketDir()
+	if err != nil {
+		return nil, err
+	}
+	lock, err := lockSocketDir(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("locking the plugin socket directory: %w", err)
+	}
+	return &SocketDir{Path: dir, lock: lock}, nil
+}
+
+// Remove removes the directory with whatever a killed plugin left in it,
+// then releases its lock.
+func (d *SocketDir) Remove() error {
+	err := os.RemoveAll(d.Path)
+	if d.lock != nil {
+		d.lock.Close()
+	}
+	return err
+}
+
+// socketLockName is the lock file in a run's socket directory.
+const socketLockName = ".lock"
+
+// sweepSocketDirs removes the socket directories in tmp whose run died
+// without removing them. Only a private directory of this user with a lock
+// file that can be locked is removed; anything it cannot read is left.
+func sweepSocketDirs(tmp string) {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "assay-") {
+			continue
+		}
+		dir := filepath.Join(tmp, e.Name())
+		if CheckPrivate(dir) != nil {
+			continue
+		}
+		if stale, release := staleSocketDir(dir); stale {
+			os.RemoveAll(dir)
+			release()
+		}
+	}
 }
 
 // CheckPrivate checks that dir is a directory (not a symlink) with mode
@@ -123,14 +191,22 @@ func (h *AddrCheck) note(b []byte) {
 	}
 }
 
-// Announced says whether the plugin wrote anything on stdout: a plugin
-// that exits, closes stdout or times out its start before writing a byte
-// may be one that serves only behind AutoMTLS (docs/protocol.md,
-// "Handshake"), and the host launches it again with AutoMTLS.
+// Announced says whether the plugin wrote anything on stdout.
 func (h *AddrCheck) Announced() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.line) > 0 || h.done
+}
+
+// RetryWithTLS says whether a launch without TLS that failed after waited
+// (of the start timeout) should be made once more with AutoMTLS: the plugin
+// wrote nothing on stdout and exited or closed it in time. Such a plugin
+// may be one that serves only behind AutoMTLS (docs/protocol.md,
+// "Handshake"), which says so by exiting; one that ran out of start time is
+// hanging, and a second launch would cost the timeout twice. A nil check
+// (a launch with AutoMTLS already) is never retried.
+func (h *AddrCheck) RetryWithTLS(waited, timeout time.Duration) bool {
+	return h != nil && !h.Announced() && waited < timeout
 }
 
 // PluginToHost is the runner's go-plugin address translation: it accepts
