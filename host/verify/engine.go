@@ -357,9 +357,11 @@ type passResults struct {
 	has   []bool
 	more  map[store.TurnKey]TurnResult
 	n     int
+	seen  repeats
 }
 
 func (rs *passResults) put(info *taskInfo, k store.TurnKey, r TurnResult) {
+	rs.seen.share(&r)
 	if k.Epoch != 1 {
 		if rs.more == nil {
 			rs.more = map[store.TurnKey]TurnResult{}
