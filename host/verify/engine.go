@@ -76,7 +76,7 @@ type taskInfo struct {
 	order   int
 	kpis    map[string]json.RawMessage
 	catalog []string
-	key     string // sha256 of the task's definition, part of each turn's input key
+	key     [sha256.Size]byte // sha256 of the task's definition, part of each turn's input key
 }
 
 // wire is the task as its scorer sees it: what wireShare.task gave.
@@ -101,12 +101,14 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, tasks: map[string]*taskInfo{}, upstreams: map[string][]scorer.ID{}, gzips: newGzipPool(cfg.Workers)}
 	shared := newWireShare(cfg.Pack)
+	infos := make([]taskInfo, len(cfg.Pack.Tasks)) // one allocation, not one a task
 	for i, t := range cfg.Pack.Tasks {
 		w, err := shared.task(t)
 		if err != nil {
 			return nil, err
 		}
-		e.tasks[t.Label] = &taskInfo{task: t, order: i, kpis: w.KPIs, catalog: w.ToolCatalog}
+		infos[i] = taskInfo{task: t, order: i, kpis: w.KPIs, catalog: w.ToolCatalog}
+		e.tasks[t.Label] = &infos[i]
 		if _, ok := cfg.Descriptions[t.Scorer]; !ok {
 			return nil, fmt.Errorf("task %q: scorer %q is not installed", t.Label, t.Scorer)
 		}
