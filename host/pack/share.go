@@ -16,22 +16,24 @@ func defOf(c *CELCheck) celDef {
 		failureTag: c.FailureTag, weight: math.Float64bits(c.Weight)}
 }
 
-// ShareCELChecks makes the tasks' CEL checks that are defined alike (the
-// same name, expr, message, message_expr, weight and failure_tag) one
-// CELCheck shared by every task that has it, without positions, and a
-// task whose checks are the previous task's share its list. A pack of
+// DropPositions drops what only the load's checks and diagnostics read:
+// where each task's CEL checks and KPIs are written. The CEL checks that
+// are then alike (the same name, expr, message, message_expr, weight and
+// failure_tag) become one CELCheck shared by every task that has it, and a
+// task whose checks are the previous task's shares its list. A pack of
 // 10,000 tasks with the same check otherwise holds 10,000 copies of it,
-// which differ only in where they are written (3 MB;
-// docs/performance.md, "Verifying many small turns", eighth round).
+// which differ only in where they are written (3 MB; docs/performance.md,
+// "Verifying many small turns", eighth round).
 //
 // It is for a pack that is loaded, checked and its diagnostics rendered:
-// a check's positions (Pos, ExprPos, MessagePos) are zero afterwards, and
-// its checks and lists are read only, as its KPI maps are. What each task's
-// checks say is unchanged.
-func (p *Pack) ShareCELChecks() {
+// afterwards a check's Pos, ExprPos and MessagePos are zero, KPIPos finds
+// nothing, and the checks and their lists are read only, as the KPI maps
+// are. What each task's checks say is unchanged.
+func (p *Pack) DropPositions() {
 	shared := map[celDef]*CELCheck{}
 	var prev, list []*CELCheck
 	for _, t := range p.Tasks {
+		t.kpiPos = nil
 		if len(t.CEL) == 0 {
 			continue
 		}

@@ -10,11 +10,11 @@ import (
 	"github.com/assay-eval/assay/pkg/diag"
 )
 
-// TestShareCELChecks: after ShareCELChecks every task's checks say what
-// they said (each field, the weight bit for bit), without positions; checks
-// defined alike are one CELCheck, checks that differ in any one field are
+// TestDropPositions: after DropPositions no KPI has a position, and every
+// task's checks say what they said (each field, the weight bit for bit),
+// without positions; checks defined alike are one CELCheck, checks that differ in any one field are
 // not, and a task with the previous task's checks shares its list.
-func TestShareCELChecks(t *testing.T) {
+func TestDropPositions(t *testing.T) {
 	t.Parallel()
 	base := CELCheck{Name: "finalized", Expr: "turn.finalized", Message: "not finalized", Weight: 1}
 	variants := map[string]func(c *CELCheck){
@@ -40,13 +40,14 @@ func TestShareCELChecks(t *testing.T) {
 		second := base
 		second.Name, second.Pos = "second", at(line+3)
 		line += 4
-		tasks = append(tasks, &Task{Label: name, CEL: []*CELCheck{&c, &second}})
+		tasks = append(tasks, &Task{Label: name, CEL: []*CELCheck{&c, &second},
+			kpiPos: []kpiPos{{key: "k", keyLine: int32(line), keyCol: 3, valueLine: int32(line), valueCol: 9}}})
 		want = append(want, []CELCheck{c, second})
 	}
 	tasks = append(tasks, &Task{Label: "none"})
 	want = append(want, nil)
 	p := &Pack{Tasks: tasks}
-	p.ShareCELChecks()
+	p.DropPositions()
 
 	noPos := cmpopts.IgnoreFields(CELCheck{}, "Pos", "ExprPos", "MessagePos")
 	bits := cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
@@ -63,12 +64,15 @@ func TestShareCELChecks(t *testing.T) {
 			}
 			byDef[defOf(c)] = c
 		}
+		if k, v, ok := tk.KPIPos("k"); ok {
+			t.Errorf("task %s: KPIPos(k) = %v, %v, true after DropPositions, want nothing", tk.Label, k, v)
+		}
 		if diff := cmp.Diff(want[i], got, noPos, bits); diff != "" {
-			t.Errorf("task %s: checks after ShareCELChecks (-before +after):\n%s", tk.Label, diff)
+			t.Errorf("task %s: checks after DropPositions (-before +after):\n%s", tk.Label, diff)
 		}
 	}
 	if len(byDef) != len(variants)+1 { // each variant (the base among them) and the second check
-		t.Errorf("ShareCELChecks left %d distinct checks, want %d", len(byDef), len(variants)+1)
+		t.Errorf("DropPositions left %d distinct checks, want %d", len(byDef), len(variants)+1)
 	}
 	if &p.Tasks[0].CEL[0] != &p.Tasks[1].CEL[0] {
 		t.Errorf("tasks 0 and 1 have the same checks in two lists, want one")
