@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -228,6 +229,65 @@ func TestPassResultsHoldRepeatsOnce(t *testing.T) {
 		if &got[i].Checks[0] != &got[0].Checks[0] || &got[i].FailureTags[0] != &got[0].FailureTags[0] ||
 			got[i].TurnScore != got[0].TurnScore || got[i].LatencyS != got[0].LatencyS {
 			t.Fatalf("result %d holds its own copy of what result 0 holds, want one copy shared", i)
+		}
+	}
+}
+
+// TestKeptResultIsTheResult: a result kept by a pass gives back every
+// field of it — each exported field of TurnResult set alone, nil and empty
+// lists apart — and results that differ in what their keptRest holds do
+// not share one.
+func TestKeptResultIsTheResult(t *testing.T) {
+	t.Parallel()
+	typ := reflect.TypeOf(TurnResult{})
+	var variants []TurnResult
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		for _, empty := range []bool{false, true} {
+			var r TurnResult
+			v := reflect.ValueOf(&r).Elem().Field(i)
+			switch v.Kind() {
+			case reflect.String:
+				v.SetString("v" + f.Name)
+			case reflect.Int:
+				v.SetInt(int64(7 + i))
+			case reflect.Bool:
+				v.SetBool(true)
+			case reflect.Pointer:
+				x := float64(i) + 0.5
+				v.Set(reflect.ValueOf(&x))
+			case reflect.Slice:
+				n := 1
+				if empty {
+					n = 0
+				}
+				s := reflect.MakeSlice(f.Type, n, n)
+				if n > 0 && f.Type.Elem().Kind() == reflect.String {
+					s.Index(0).SetString("v" + f.Name)
+				} else if n > 0 {
+					s.Index(0).Set(reflect.ValueOf(CheckResult{Name: "v" + f.Name, Evidence: []string{}}))
+				}
+				v.Set(s)
+			case reflect.Struct:
+				v.Set(reflect.ValueOf(ScorerRef{ID: "i", Version: "v", SHA256: "h"}))
+			default:
+				t.Fatalf("TurnResult.%s: a %s, which this test cannot set: teach it", f.Name, v.Kind())
+			}
+			variants = append(variants, r)
+		}
+	}
+	var s repeats
+	kept := make([]keptResult, len(variants))
+	for i := range variants {
+		r := variants[i]
+		kept[i] = s.keep(&r)
+	}
+	for i, want := range variants {
+		if diff := cmp.Diff(want, kept[i].result(), cmp.AllowUnexported(TurnResult{})); diff != "" {
+			t.Errorf("variant %d: kept result (-put +given back):\n%s", i, diff)
 		}
 	}
 }
