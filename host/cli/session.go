@@ -116,6 +116,10 @@ func (a *app) openSession(c *cli.Context, packPath string, needDB, inProcess boo
 	// session's commands read none of it (a 10,000-task pack's is 3 MB,
 	// held for the whole run otherwise).
 	p.Source = nil
+	// Nor do they read where a CEL check or a KPI is written: tasks with
+	// the same check share one (docs/performance.md, "Verifying many small
+	// turns").
+	p.DropPositions()
 	hopts, err := a.hostOptions(c, inProcess)
 	if err != nil {
 		return nil, err

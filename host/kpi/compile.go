@@ -2,6 +2,8 @@ package kpi
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -172,6 +174,18 @@ type packCheck struct {
 	c     *Checker
 	set   *Set
 	cache map[string]*Expr
+
+	// When the checks are kept: one compiled check for the checks defined
+	// alike, one list for a task whose checks are the previous task's
+	// (a check's positions are read only to report its problems, here).
+	alike map[checkDef]*check
+	prev  []*check
+}
+
+// checkDef is what a compiled check reads of its definition.
+type checkDef struct {
+	name, expr, message, messageExpr, failureTag string
+	weight                                       uint64 // bits
 }
 
 func (c *Checker) newPackCheck(set *Set) *packCheck {
@@ -199,14 +213,48 @@ func (pc *packCheck) compile(src string, at PosFunc) (*Expr, diag.List) {
 // CheckTask compiles t's CEL checks and message_exprs.
 func (pc *packCheck) CheckTask(t *pack.Task) diag.List {
 	var all diag.List
+	kept, had := pc.set.checksOf(t.Label)
 	for _, cc := range t.CEL {
 		ch, ds := pc.c.compileCheck(cc, pc.compile)
 		all = append(all, ds...)
 		if ch != nil && pc.set != nil {
-			pc.set.checks[t.Label] = append(pc.set.checks[t.Label], ch)
+			kept = append(kept, pc.shared(ch))
 		}
 	}
+	if len(kept) > len(had) {
+		if !slices.Equal(kept, pc.prev) {
+			pc.prev = slices.Clip(kept)
+		}
+		pc.set.checks[t.Label] = pc.prev
+	}
 	return all
+}
+
+// checksOf is the compiled checks kept of the task label, nil when no
+// checks are kept.
+func (s *Set) checksOf(label string) (kept, had []*check) {
+	if s == nil {
+		return nil, nil
+	}
+	had = s.checks[label]
+	return had, had
+}
+
+// shared is the compiled check kept for ch's definition: the first one
+// compiled for it (Evaluate reads its name, weight, message and failure
+// tag, and its programs, which the compile cache already shares).
+func (pc *packCheck) shared(ch *check) *check {
+	d := ch.def
+	k := checkDef{name: d.Name, expr: d.Expr, message: d.Message, messageExpr: d.MessageExpr,
+		failureTag: d.FailureTag, weight: math.Float64bits(d.Weight)}
+	if s, ok := pc.alike[k]; ok {
+		return s
+	}
+	if pc.alike == nil {
+		pc.alike = map[checkDef]*check{}
+	}
+	pc.alike[k] = ch
+	return ch
 }
 
 // CheckRest compiles the pack's kill criteria.

@@ -3,6 +3,7 @@ package kpi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -388,5 +389,71 @@ func TestNilSet(t *testing.T) {
 	var s *Set
 	if got := s.Evaluate(context.Background(), testTask(), Input{}); got != nil || s.Len("invoice") != 0 {
 		t.Errorf("nil Set: Evaluate = %v, Len = %d; want nil, 0", got, s.Len("invoice"))
+	}
+}
+
+// TestCheckPackSharesAlikeChecks: tasks whose checks are defined alike
+// (positions aside) evaluate to their own definitions' names, weights,
+// messages and failure tags, and share one compiled check; a check that
+// differs in any one of them is compiled on its own.
+func TestCheckPackSharesAlikeChecks(t *testing.T) {
+	t.Parallel()
+	base := pack.CELCheck{Name: "a", Expr: "false", Message: "m", Weight: 1, FailureTag: "tag"}
+	variants := []func(c *pack.CELCheck){
+		func(c *pack.CELCheck) {},
+		func(c *pack.CELCheck) { c.Name = "b" },
+		func(c *pack.CELCheck) { c.Expr = "0.25" },
+		func(c *pack.CELCheck) { c.Message = "other" },
+		func(c *pack.CELCheck) { c.MessageExpr = "'expr'" },
+		func(c *pack.CELCheck) { c.Weight = 2 },
+		func(c *pack.CELCheck) { c.FailureTag = "other_tag" },
+		func(c *pack.CELCheck) {},
+		func(c *pack.CELCheck) {},
+	}
+	p := &pack.Pack{Path: "p.yaml"}
+	for i, v := range variants {
+		c := base
+		v(&c)
+		c.Pos = diag.Pos{File: "p.yaml", Line: 10 * i, Col: 5} // where each is written differs
+		second := pack.CELCheck{Name: "z", Expr: "true", Weight: 1, Pos: diag.Pos{File: "p.yaml", Line: 10*i + 5}}
+		p.Tasks = append(p.Tasks, &pack.Task{Label: fmt.Sprintf("t%d", i), CEL: []*pack.CELCheck{&c, &second}})
+	}
+	c := NewChecker()
+	if ds := c.CheckPack(p); len(ds) != 0 {
+		t.Fatalf("CheckPack = %v, want no diagnostics", ds)
+	}
+	set := c.Set()
+	for _, tk := range p.Tasks {
+		got := set.Evaluate(context.Background(), tk, Input{Turn: testTurn()})
+		var want []Result
+		for _, cc := range tk.CEL {
+			r := Result{Name: cc.Name, Weight: cc.Weight, Score: 1, Passed: true}
+			switch cc.Expr {
+			case "false":
+				r.Score, r.Passed, r.FailureTag, r.Detail = 0, false, cc.FailureTag, cc.Message
+			case "0.25":
+				r.Score, r.Passed, r.FailureTag, r.Detail = 0.25, false, cc.FailureTag, cc.Message
+			}
+			if cc.MessageExpr != "" && !r.Passed {
+				r.Detail = "expr"
+			}
+			want = append(want, r)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Result{}, "Cost")); diff != "" {
+			t.Errorf("Evaluate(%s) (-definition +got):\n%s", tk.Label, diff)
+		}
+	}
+	first, n := set.checks["t0"], len(variants)
+	if a, b := set.checks[fmt.Sprintf("t%d", n-2)], set.checks[fmt.Sprintf("t%d", n-1)]; &a[0] != &b[0] || a[0] != first[0] {
+		t.Errorf("the last two tasks, with t0's checks, hold two lists of them or other compiled checks, want one list of t0's")
+	}
+	for i := 1; i < n-2; i++ {
+		other := set.checks[fmt.Sprintf("t%d", i)]
+		if other[0] == first[0] {
+			t.Errorf("task t%d's first check differs from t0's but shares its compiled check", i)
+		}
+		if other[1] != first[1] {
+			t.Errorf("task t%d's second check is t0's, compiled again, want it shared", i)
+		}
 	}
 }

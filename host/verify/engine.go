@@ -76,7 +76,7 @@ type taskInfo struct {
 	order   int
 	kpis    map[string]json.RawMessage
 	catalog []string
-	key     string // sha256 of the task's definition, part of each turn's input key
+	key     [sha256.Size]byte // sha256 of the task's definition, part of each turn's input key
 }
 
 // wire is the task as its scorer sees it: what wireShare.task gave.
@@ -101,12 +101,14 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, tasks: map[string]*taskInfo{}, upstreams: map[string][]scorer.ID{}, gzips: newGzipPool(cfg.Workers)}
 	shared := newWireShare(cfg.Pack)
+	infos := make([]taskInfo, len(cfg.Pack.Tasks)) // one allocation, not one a task
 	for i, t := range cfg.Pack.Tasks {
 		w, err := shared.task(t)
 		if err != nil {
 			return nil, err
 		}
-		e.tasks[t.Label] = &taskInfo{task: t, order: i, kpis: w.KPIs, catalog: w.ToolCatalog}
+		infos[i] = taskInfo{task: t, order: i, kpis: w.KPIs, catalog: w.ToolCatalog}
+		e.tasks[t.Label] = &infos[i]
 		if _, ok := cfg.Descriptions[t.Scorer]; !ok {
 			return nil, fmt.Errorf("task %q: scorer %q is not installed", t.Label, t.Scorer)
 		}
@@ -345,43 +347,44 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	return out, nil
 }
 
-// passResults are a pass's turn results until it is summarized: epoch 1
-// of each task in a slice in pack task order, allocated at the first
-// result, the other epochs by key. When every turn is epoch 1 the slice,
-// the missing tasks filled in, is the outcome's Results as it is: no map
-// of results and no copy of them is held (docs/performance.md, "Verifying
-// many small turns").
+// passResults are a pass's turn results until it is summarized, each kept
+// as a keptResult: epoch 1 of each task in a slice in pack task order,
+// allocated at the first result, the other epochs by key. No map of
+// results is held, and what results repeat is held once (repeats;
+// docs/performance.md, "Verifying many small turns").
 type passResults struct {
 	tasks int          // the pack's tasks: the length of first
-	first []TurnResult // by taskInfo.order; has says which are set
+	first []keptResult // by taskInfo.order; has says which are set
 	has   []bool
-	more  map[store.TurnKey]TurnResult
+	more  map[store.TurnKey]keptResult
 	n     int
+	seen  repeats
 }
 
 func (rs *passResults) put(info *taskInfo, k store.TurnKey, r TurnResult) {
+	rs.seen.share(&r)
+	kr := rs.seen.keep(&r)
 	if k.Epoch != 1 {
 		if rs.more == nil {
-			rs.more = map[store.TurnKey]TurnResult{}
+			rs.more = map[store.TurnKey]keptResult{}
 		}
 		if _, ok := rs.more[k]; !ok {
 			rs.n++
 		}
-		rs.more[k] = r
+		rs.more[k] = kr
 		return
 	}
 	if rs.first == nil {
-		rs.first, rs.has = make([]TurnResult, rs.tasks), make([]bool, rs.tasks)
+		rs.first, rs.has = make([]keptResult, rs.tasks), make([]bool, rs.tasks)
 	}
 	if !rs.has[info.order] {
 		rs.n++
 	}
-	rs.first[info.order], rs.has[info.order] = r, true
+	rs.first[info.order], rs.has[info.order] = kr, true
 }
 
 // inTaskOrder is the pass's results in pack task order, each task's epochs
-// ascending, a missing result for a task without any. It drops v.results,
-// whose epoch-1 slice becomes the outcome's when no turn has another epoch.
+// ascending, a missing result for a task without any. It drops v.results.
 func (v *pass) inTaskOrder(tasks []*pack.Task) []TurnResult {
 	rs := v.results
 	v.results = passResults{}
@@ -393,16 +396,17 @@ func (v *pass) inTaskOrder(tasks []*pack.Task) []TurnResult {
 	// first is task i's epoch-1 result, or its missing result.
 	first := func(i int, t *pack.Task) TurnResult {
 		if has(i) {
-			return ofTask(rs.first[i], t)
+			return ofTask(rs.first[i].result(), t)
 		}
 		return ofTask(TurnResult{Candidate: v.candidate, Label: t.Label, Epoch: 1, Persona: t.Persona,
 			Status: score.StatusMissing, Checks: []CheckResult{}, FailureTags: []string{}}, t)
 	}
 	if len(rs.more) == 0 && rs.first != nil {
+		results := make([]TurnResult, len(tasks))
 		for i, t := range tasks {
-			rs.first[i] = first(i, t)
+			results[i] = first(i, t)
 		}
-		return rs.first
+		return results
 	}
 	epochs := make(map[string][]int, len(rs.more)) // task label -> its epochs above 1 that ran, ascending
 	for k := range rs.more {
@@ -422,7 +426,7 @@ func (v *pass) inTaskOrder(tasks []*pack.Task) []TurnResult {
 			results = append(results, first(i, t))
 		}
 		for _, ep := range es {
-			results = append(results, ofTask(rs.more[store.TurnKey{Label: t.Label, Epoch: ep}], t))
+			results = append(results, ofTask(rs.more[store.TurnKey{Label: t.Label, Epoch: ep}].result(), t))
 		}
 	}
 	return results

@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -59,7 +61,7 @@ type scorerStub struct {
 // definition appendTaskDef does not write (a NaN or infinite number) is
 // left to json.Marshal, which reports it.
 // New gives every task the same keyer.
-func (e *Engine) taskKey(k *taskKeyer, t *pack.Task, wire scorer.Task) (string, error) {
+func (e *Engine) taskKey(k *taskKeyer, t *pack.Task, wire scorer.Task) ([sha256.Size]byte, error) {
 	d := taskDef{Version: inputKeyVersion, Task: wire, Scorer: t.Scorer, Weight: t.Weight, CEL: []celDef{},
 		Scoring: turnScoring{
 			ProcessWeight:   e.cfg.Pack.Scoring.ProcessWeight,
@@ -86,13 +88,13 @@ func (e *Engine) taskKey(k *taskKeyer, t *pack.Task, wire scorer.Task) (string, 
 	k.scorers = d.Scorers
 	if b, ok := k.appendTaskDef(k.buf[:0], &d); ok {
 		k.buf = b
-		return sha256Hex(b), nil
+		return sha256.Sum256(b), nil
 	}
 	b, err := json.Marshal(d)
 	if err != nil {
-		return "", fmt.Errorf("task %q: computing its input key: %w", t.Label, err)
+		return [sha256.Size]byte{}, fmt.Errorf("task %q: computing its input key: %w", t.Label, err)
 	}
-	return sha256Hex(b), nil
+	return sha256.Sum256(b), nil
 }
 
 // taskKeyer writes taskDefs as json.Marshal does, keeping a KPI map encoded
@@ -233,7 +235,7 @@ type turnMetrics struct {
 // inputKey is the sha256 of one turn's inputs (turnInput): a recorded turn
 // is reused only when its key is the same (docs/verify-engine.md).
 func (e *Engine) inputKey(info *taskInfo, ts *TurnSpec, traceSHA, beforeSHA, afterSHA string) string {
-	in := turnInput{Version: inputKeyVersion, Task: info.key, Trace: traceSHA, Before: beforeSHA, After: afterSHA,
+	in := turnInput{Version: inputKeyVersion, Task: hex.EncodeToString(info.key[:]), Trace: traceSHA, Before: beforeSHA, After: afterSHA,
 		Metrics: turnMetrics{Candidate: ts.Candidate, Label: ts.Label, Persona: ts.Persona, LatencyS: ts.LatencyS,
 			CostUSD: ts.CostUSD, StartedAt: ts.StartedAt, FinishedAt: ts.FinishedAt}}
 	b, err := json.Marshal(in)
@@ -251,13 +253,16 @@ func (e *Engine) turnKey(info *taskInfo, ts *TurnSpec, traceSHA, beforeSHA, afte
 	if metrics == nil {
 		return "" // a NaN or infinite metric, which inputKey cannot encode either
 	}
-	if !isHex(info.key) || !isHex(traceSHA) || !isHex(beforeSHA) || !isHex(afterSHA) {
+	if !isHex(traceSHA) || !isHex(beforeSHA) || !isHex(afterSHA) {
 		return e.inputKey(info, ts, traceSHA, beforeSHA, afterSHA)
 	}
 	b := make([]byte, 0, 300+len(metrics))
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, inputKeyVersion, 10)
-	for _, f := range [...]struct{ key, sha string }{{"task_sha256", info.key}, {"trace_sha256", traceSHA},
+	b = append(b, `,"task_sha256":"`...)
+	b = hex.AppendEncode(b, info.key[:])
+	b = append(b, '"')
+	for _, f := range [...]struct{ key, sha string }{{"trace_sha256", traceSHA},
 		{"state_before_sha256", beforeSHA}, {"state_after_sha256", afterSHA}} {
 		b = append(b, `,"`...)
 		b = append(b, f.key...)

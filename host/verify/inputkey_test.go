@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -201,7 +202,7 @@ func TestTaskKeysAreMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := e.tasks[task.Label].key, sha256Hex(b); got != want {
+		if got, want := hex.EncodeToString(e.tasks[task.Label].key[:]), sha256Hex(b); got != want {
 			t.Errorf("task %q: key %s, want %s, the sha256 of\n%s", task.Label, got, want, b)
 		}
 	}

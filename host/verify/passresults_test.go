@@ -2,7 +2,10 @@ package verify
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -94,6 +97,197 @@ func TestBlobSet(t *testing.T) {
 		}
 		if s.insert(n) {
 			t.Fatalf("insert(%q) = true the second time, want false", n)
+		}
+	}
+}
+
+// TestPassResultsShareRepeats: results whose checks, failure tags and
+// scores repeat come out of a pass saying exactly what was put — numbers
+// bit for bit (0 and -0 apart), nil and empty evidence apart — and those
+// that repeat hold one copy; appending to one result's checks or tags
+// leaves the others alone.
+func TestPassResultsShareRepeats(t *testing.T) {
+	t.Parallel()
+	negZero := math.Copysign(0, -1)
+	checkVariants := [][]CheckResult{
+		{{Name: "k", Source: "scorer:s", Score: 1, Passed: true, Detail: "found"}},
+		{{Name: "k", Source: "scorer:s", Score: 0, Passed: false, Detail: "found", FailureTag: "t"}},
+		{{Name: "k", Source: "scorer:s", Score: negZero, Passed: false, Detail: "found", FailureTag: "t"}},
+		{{Name: "k", Source: "scorer:s", Score: 1, Passed: true, Detail: "found", Evidence: []string{}}},
+		{{Name: "k", Source: "scorer:s", Score: 1, Passed: true, Detail: "found", Evidence: []string{"e"}}},
+		{{Name: "k", Source: "scorer:s", Score: 1, Passed: true, Detail: "found", Evidence: []string{"f"}}},
+		{{Name: "k", Source: "scorer:s", Score: 1, Passed: true, Detail: "found"}, {Name: "c", Source: "cel", Score: 1, Passed: true}},
+		{{Name: "k", Source: "scorer:t", Score: 1, Passed: true, Detail: "found"}},
+		{{Name: "k", Source: "scorer:s", Score: 1, Passed: true, Detail: "other"}},
+		{{Name: "j", Source: "scorer:s", Score: 1, Passed: true, Detail: "found"}},
+		{{Name: "k", Source: "scorer:s", Score: 1, Passed: false, Detail: "found"}},
+		{{Name: "k", Source: "scorer:s", Score: 1, Passed: false, Detail: "found", FailureTag: "u"}},
+		{},
+		nil,
+	}
+	tagVariants := [][]string{nil, {}, {"a"}, {"b"}, {"a", "b"}, {"b", "a"}}
+	numVariants := []float64{0, negZero, 1, 0.9125, 0.75, 2, math.NaN(), math.Inf(1), 1e-300}
+	num := func(rng *rand.Rand) *float64 {
+		if rng.IntN(8) == 0 {
+			return nil
+		}
+		f := numVariants[rng.IntN(len(numVariants))]
+		return &f
+	}
+	copyChecks := func(cs []CheckResult) []CheckResult {
+		if cs == nil {
+			return nil
+		}
+		out := make([]CheckResult, len(cs))
+		for i, c := range cs {
+			out[i] = c
+			if c.Evidence != nil {
+				out[i].Evidence = append([]string{}, c.Evidence...)
+			}
+		}
+		return out
+	}
+	bitsEqual := cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
+	rng := rand.New(rand.NewPCG(8, 16))
+	for n := range 100 {
+		var tasks []*pack.Task
+		infos := map[string]*taskInfo{}
+		for i := range 1 + rng.IntN(40) {
+			tk := &pack.Task{Label: fmt.Sprintf("t%d", i), Persona: "p", Weight: 1}
+			tasks = append(tasks, tk)
+			infos[tk.Label] = &taskInfo{task: tk, order: i}
+		}
+		ways := 1 + rng.IntN(len(checkVariants)) // fewer or more distinct values than are remembered
+		byMap := map[store.TurnKey]TurnResult{}
+		v := &pass{candidate: "c", results: passResults{tasks: len(tasks)}}
+		for _, tk := range tasks {
+			for ep := 1; ep <= 1+rng.IntN(2); ep++ {
+				k := store.TurnKey{Label: tk.Label, Epoch: ep}
+				r := TurnResult{Candidate: "c", Label: k.Label, Epoch: ep, Status: score.StatusScored,
+					ProcessScore: num(rng), KPIScore: num(rng), TurnScore: num(rng), LatencyS: num(rng), CostUSD: num(rng),
+					Checks: copyChecks(checkVariants[rng.IntN(ways)]), FailureTags: slices.Clone(tagVariants[rng.IntN(len(tagVariants))])}
+				if r.Checks != nil { // room to append in place, as the engine's checks have
+					r.Checks = slices.Grow(r.Checks, 1)
+				}
+				if r.FailureTags != nil {
+					r.FailureTags = slices.Grow(r.FailureTags, 1)
+				}
+				want := r
+				want.Checks = copyChecks(r.Checks)
+				want.FailureTags = slices.Clone(r.FailureTags)
+				for _, f := range [...]**float64{&want.ProcessScore, &want.KPIScore, &want.TurnScore, &want.LatencyS, &want.CostUSD} {
+					if *f != nil {
+						c := **f
+						*f = &c
+					}
+				}
+				byMap[k] = want
+				v.results.put(infos[k.Label], k, r)
+			}
+		}
+		want := inTaskOrderByMap("c", byMap, tasks)
+		got := v.inTaskOrder(tasks)
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(TurnResult{}), bitsEqual); diff != "" {
+			t.Fatalf("case %d: inTaskOrder (-put +kept):\n%s", n, diff)
+		}
+		// Appending to a result's checks or tags changes no other result,
+		// nor what was appended to another.
+		appended := make([][]CheckResult, len(got))
+		tagged := make([][]string, len(got))
+		for i := range got {
+			appended[i] = append(got[i].Checks, CheckResult{Name: fmt.Sprint(i)})
+			tagged[i] = append(got[i].FailureTags, fmt.Sprint(i))
+		}
+		for i := range got {
+			if a, tg := appended[i][len(appended[i])-1].Name, tagged[i][len(tagged[i])-1]; a != fmt.Sprint(i) || tg != fmt.Sprint(i) {
+				t.Fatalf("case %d: result %d appended check %q and tag %q, want %d: another append wrote over them", n, i, a, tg, i)
+			}
+		}
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(TurnResult{}), bitsEqual); diff != "" {
+			t.Fatalf("case %d: after appending to each result (-put +kept):\n%s", n, diff)
+		}
+	}
+}
+
+// TestPassResultsHoldRepeatsOnce: 1,000 results with the same checks, tags
+// and scores hold one copy of each.
+func TestPassResultsHoldRepeatsOnce(t *testing.T) {
+	t.Parallel()
+	var tasks []*pack.Task
+	v := &pass{candidate: "c", results: passResults{tasks: 1000}}
+	for i := range 1000 {
+		tk := &pack.Task{Label: fmt.Sprintf("t%d", i), Weight: 1}
+		tasks = append(tasks, tk)
+		s, lat := 0.9125, 2.0
+		v.results.put(&taskInfo{task: tk, order: i}, store.TurnKey{Label: tk.Label, Epoch: 1}, TurnResult{
+			Label: tk.Label, Epoch: 1, Status: score.StatusScored, TurnScore: &s, LatencyS: &lat,
+			Checks:      []CheckResult{{Name: "k", Source: "scorer:" + "s", Score: 1, Passed: true, Detail: "found"}},
+			FailureTags: []string{"slow"}})
+	}
+	got := v.inTaskOrder(tasks)
+	for i := range got {
+		if &got[i].Checks[0] != &got[0].Checks[0] || &got[i].FailureTags[0] != &got[0].FailureTags[0] ||
+			got[i].TurnScore != got[0].TurnScore || got[i].LatencyS != got[0].LatencyS {
+			t.Fatalf("result %d holds its own copy of what result 0 holds, want one copy shared", i)
+		}
+	}
+}
+
+// TestKeptResultIsTheResult: a result kept by a pass gives back every
+// field of it — each exported field of TurnResult set alone, nil and empty
+// lists apart — and results that differ in what their keptRest holds do
+// not share one.
+func TestKeptResultIsTheResult(t *testing.T) {
+	t.Parallel()
+	typ := reflect.TypeOf(TurnResult{})
+	var variants []TurnResult
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		for _, empty := range []bool{false, true} {
+			var r TurnResult
+			v := reflect.ValueOf(&r).Elem().Field(i)
+			switch v.Kind() {
+			case reflect.String:
+				v.SetString("v" + f.Name)
+			case reflect.Int:
+				v.SetInt(int64(7 + i))
+			case reflect.Bool:
+				v.SetBool(true)
+			case reflect.Pointer:
+				x := float64(i) + 0.5
+				v.Set(reflect.ValueOf(&x))
+			case reflect.Slice:
+				n := 1
+				if empty {
+					n = 0
+				}
+				s := reflect.MakeSlice(f.Type, n, n)
+				if n > 0 && f.Type.Elem().Kind() == reflect.String {
+					s.Index(0).SetString("v" + f.Name)
+				} else if n > 0 {
+					s.Index(0).Set(reflect.ValueOf(CheckResult{Name: "v" + f.Name, Evidence: []string{}}))
+				}
+				v.Set(s)
+			case reflect.Struct:
+				v.Set(reflect.ValueOf(ScorerRef{ID: "i", Version: "v", SHA256: "h"}))
+			default:
+				t.Fatalf("TurnResult.%s: a %s, which this test cannot set: teach it", f.Name, v.Kind())
+			}
+			variants = append(variants, r)
+		}
+	}
+	var s repeats
+	kept := make([]keptResult, len(variants))
+	for i := range variants {
+		r := variants[i]
+		kept[i] = s.keep(&r)
+	}
+	for i, want := range variants {
+		if diff := cmp.Diff(want, kept[i].result(), cmp.AllowUnexported(TurnResult{})); diff != "" {
+			t.Errorf("variant %d: kept result (-put +given back):\n%s", i, diff)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -379,7 +380,7 @@ func TestTurnKeyIsInputKey(t *testing.T) {
 	for _, shas := range [][4]string{{hex, hex, "", ""}, {hex, hex, hex, hex}, {"", "", "", ""}, {hex, "ZZ", `"`, hex}} {
 		for i := range specs {
 			ts := &specs[i]
-			info := &taskInfo{key: shas[0]}
+			info := &taskInfo{key: sha256.Sum256([]byte(shas[0]))}
 			want := e.inputKey(info, ts, shas[1], shas[2], shas[3])
 			if got := e.turnKey(info, ts, shas[1], shas[2], shas[3], metricsRow(ts)); got != want {
 				t.Errorf("turnKey(%+v, %q) = %q, want inputKey's %q", ts, shas, got, want)

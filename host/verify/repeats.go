@@ -1,0 +1,151 @@
+package verify
+
+import (
+	"math"
+	"slices"
+
+	"github.com/assay-eval/assay/host/score"
+)
+
+// repeats are the checks, failure tags and scores a pass has kept most
+// recently. A result kept for the summary points at an earlier result's
+// when its own are equal — strings by content, numbers bit for bit — so
+// that 10,000 results saying the same thing hold it once rather than
+// 10,000 times (docs/performance.md, "Verifying many small turns", eighth
+// round). What a result says is unchanged; only what it shares.
+//
+// Every shared slice is capacity-clipped, so appending to one result's
+// checks or tags copies them; nothing in assay writes into a result's
+// checks, tags or scores once it is made.
+type repeats struct {
+	checks         [repeatWays][]CheckResult
+	tags           [repeatWays][]string
+	nums           [repeatWays]*float64
+	rests          [repeatWays]*keptRest
+	ci, ti, ni, ri int // the next entry each replaces
+}
+
+// repeatWays is how many distinct values of each kind are remembered: a
+// pass alternates among a few (its tasks' scorers, a passed and a failed
+// check); a value not among them is kept as it is.
+const repeatWays = 8
+
+// share points r's checks, failure tags and scores at equal ones kept
+// before, and remembers those that were not.
+func (s *repeats) share(r *TurnResult) {
+	r.Checks = s.shareChecks(r.Checks)
+	r.FailureTags = s.shareTags(r.FailureTags)
+	for _, f := range [...]**float64{&r.ProcessScore, &r.KPIScore, &r.TurnScore, &r.LatencyS, &r.CostUSD} {
+		*f = s.shareNum(*f)
+	}
+}
+
+func (s *repeats) shareChecks(cs []CheckResult) []CheckResult {
+	if len(cs) == 0 {
+		return cs
+	}
+	for _, kept := range s.checks {
+		if slices.EqualFunc(kept, cs, sameCheck) {
+			return kept
+		}
+	}
+	cs = cs[:len(cs):len(cs)]
+	s.checks[s.ci], s.ci = cs, (s.ci+1)%repeatWays
+	return cs
+}
+
+func (s *repeats) shareTags(tags []string) []string {
+	if len(tags) == 0 {
+		return tags
+	}
+	for _, kept := range s.tags {
+		if slices.Equal(kept, tags) {
+			return kept
+		}
+	}
+	tags = tags[:len(tags):len(tags)]
+	s.tags[s.ti], s.ti = tags, (s.ti+1)%repeatWays
+	return tags
+}
+
+func (s *repeats) shareNum(f *float64) *float64 {
+	if f == nil {
+		return nil
+	}
+	bits := math.Float64bits(*f)
+	for _, kept := range s.nums {
+		if kept != nil && math.Float64bits(*kept) == bits {
+			return kept
+		}
+	}
+	s.nums[s.ni], s.ni = f, (s.ni+1)%repeatWays
+	return f
+}
+
+// sameCheck reports whether a and b say the same: every field equal, the
+// score bit for bit (0 and -0 are written differently), the evidence
+// element by element (nil and empty alike are left out of the file, but
+// are kept apart here all the same).
+func sameCheck(a, b CheckResult) bool {
+	return a.Name == b.Name && a.Source == b.Source && math.Float64bits(a.Score) == math.Float64bits(b.Score) &&
+		a.Passed == b.Passed && a.Detail == b.Detail && a.FailureTag == b.FailureTag &&
+		(a.Evidence == nil) == (b.Evidence == nil) && slices.Equal(a.Evidence, b.Evidence)
+}
+
+// keptResult is a TurnResult as a pass keeps it for the summary: 152
+// bytes instead of 312, what every result of a task's scorer says alike
+// (its candidate, persona, scorer, diagnostics and states) in a keptRest
+// shared with the results before it that have the same. result gives the
+// TurnResult back, field for field; weight and slice tags, which are the
+// task's, are not kept (inTaskOrder sets them).
+type keptResult struct {
+	label            string
+	status           score.Status
+	epoch, toolCalls int
+	scores           [5]*float64 // process, KPI, turn, latency, cost
+	checks           []CheckResult
+	failureTags      []string
+	rest             *keptRest
+	finalized, erred bool
+}
+
+type keptRest struct {
+	candidate, persona      string
+	scorer                  ScorerRef
+	diagnostics             []string
+	stateBefore, stateAfter string
+}
+
+func (a *keptRest) same(b *keptRest) bool {
+	return a.candidate == b.candidate && a.persona == b.persona && a.scorer == b.scorer &&
+		(a.diagnostics == nil) == (b.diagnostics == nil) && slices.Equal(a.diagnostics, b.diagnostics) &&
+		a.stateBefore == b.stateBefore && a.stateAfter == b.stateAfter
+}
+
+// keep is r as a keptResult, its rest shared with an equal one kept before.
+func (s *repeats) keep(r *TurnResult) keptResult {
+	rest := &keptRest{candidate: r.Candidate, persona: r.Persona, scorer: r.Scorer, diagnostics: r.Diagnostics,
+		stateBefore: r.StateBefore, stateAfter: r.StateAfter}
+	shared := false
+	for _, kept := range s.rests {
+		if kept != nil && kept.same(rest) {
+			rest, shared = kept, true
+			break
+		}
+	}
+	if !shared {
+		s.rests[s.ri], s.ri = rest, (s.ri+1)%repeatWays
+	}
+	return keptResult{label: r.Label, status: r.Status, epoch: r.Epoch, toolCalls: r.ToolCalls,
+		scores: [5]*float64{r.ProcessScore, r.KPIScore, r.TurnScore, r.LatencyS, r.CostUSD},
+		checks: r.Checks, failureTags: r.FailureTags, rest: rest, finalized: r.Finalized, erred: r.Error}
+}
+
+// result is the TurnResult k keeps.
+func (k keptResult) result() TurnResult {
+	return TurnResult{Candidate: k.rest.candidate, Label: k.label, Epoch: k.epoch, Persona: k.rest.persona,
+		Status: k.status, ProcessScore: k.scores[0], KPIScore: k.scores[1], TurnScore: k.scores[2],
+		Finalized: k.finalized, Error: k.erred, LatencyS: k.scores[3], ToolCalls: k.toolCalls, CostUSD: k.scores[4],
+		Checks: k.checks, FailureTags: k.failureTags, Scorer: k.rest.scorer, Diagnostics: k.rest.diagnostics,
+		StateBefore: k.rest.stateBefore, StateAfter: k.rest.stateAfter}
+}
