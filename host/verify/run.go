@@ -130,15 +130,20 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 		}
 	}
 	// The pack's tasks are stored while the scorers start and the engine is
-	// built, and before any candidate is (docs/storage.md, "Recording").
+	// built, and before any candidate is (docs/storage.md, "Recording"). The
+	// engine is built while the scorers start (it needs only the pack and
+	// the scorers' descriptions); when both fail, the scorers' error is the
+	// one reported, as when one followed the other.
 	packRecorded := startRecordPack(ctx, req.Engine)
 	defer packRecorded.stop()
+	built := startEngine(req.Engine)
 	if req.Start != nil {
 		if err := req.Start(ctx); err != nil {
+			built.wait()
 			return nil, err
 		}
 	}
-	if r.eng, err = New(req.Engine); err != nil {
+	if r.eng, err = built.wait(); err != nil {
 		return nil, err
 	}
 	if err := packRecorded.wait(); err != nil {
@@ -388,6 +393,29 @@ func (r *runner) queueAll(ctx context.Context, inputs []*Input) error {
 		return fmt.Errorf("waiting for the queue: %w", err)
 	}
 	return nil
+}
+
+// engineBuild is New running in the background.
+type engineBuild struct {
+	done chan struct{}
+	eng  *Engine
+	err  error // eng and err are set before done is closed
+}
+
+// startEngine runs New(cfg) in the background.
+func startEngine(cfg Config) *engineBuild {
+	b := &engineBuild{done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		b.eng, b.err = New(cfg)
+	}()
+	return b
+}
+
+// wait returns New's engine and error once it is done.
+func (b *engineBuild) wait() (*Engine, error) {
+	<-b.done
+	return b.eng, b.err
 }
 
 // packRecording is recordPack running in the background.
