@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -642,5 +644,33 @@ func TestNewDatabaseGetsInstalledScorers(t *testing.T) {
 				t.Errorf("DB enum (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestSessionCloseClosesBoth: a session's close stops the plugin host and
+// closes the database (the two at once), and returns once both are done.
+func TestSessionCloseClosesBoth(t *testing.T) {
+	e := newInvEnv(t, filepath.Join(t.TempDir(), "assay.db"), invBuiltins)
+	a := &app{stdout: io.Discard, stderr: io.Discard}
+	capp := a.cliApp()
+	capp.Commands = append(capp.Commands, &cli.Command{Name: "session-probe", Action: func(c *cli.Context) error {
+		rt, err := a.startup(c, true)
+		if err != nil {
+			return err
+		}
+		st := rt.store
+		h := pluginhost.New(rt.manifest)
+		s := &session{rt: rt, host: h}
+		s.close()
+		if err := st.DB().Ping(); err == nil {
+			t.Errorf("the database answers after the session is closed")
+		}
+		if _, err := h.Describe(context.Background(), "answer_keywords"); !errors.Is(err, pluginhost.ErrClosed) {
+			t.Errorf("Describe after close = %v, want ErrClosed", err)
+		}
+		return nil
+	}})
+	if err := capp.RunContext(context.Background(), append(append([]string{"assay"}, e.flags()...), "session-probe")); err != nil {
+		t.Fatal(err)
 	}
 }
