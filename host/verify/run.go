@@ -25,6 +25,11 @@ type Request struct {
 	Runs      []string
 	TurnsFile string
 	OTLPFile  string
+	// TurnsIndex, when set, is TurnsFile indexed ahead (IndexTurnsAhead
+	// with this request's TurnsFile, Candidate and AllowOutsidePaths; Run
+	// indexes the file itself when they differ). Run takes it once; its
+	// caller still closes it.
+	TurnsIndex *TurnsIndex
 	// OTLPLabelAttr is the attribute naming an OTLP trace's task; empty
 	// means DefaultLabelAttr.
 	OTLPLabelAttr string
@@ -250,7 +255,11 @@ func (r *runner) readInputs() ([]*Input, error) {
 		if r.req.TurnsFile != "" {
 			// Indexed, not read: each candidate's turns are decoded when it is
 			// verified, so memory does not grow with the turns.
-			ins, ds, err = indexTurnsFile(file, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths), withTasks(r.isTask))
+			if r.req.TurnsIndex.of(&r.req) {
+				ins, ds, err = r.req.TurnsIndex.take(r.isTask)
+			} else {
+				ins, ds, err = indexTurnsFile(file, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths), withTasks(r.isTask))
+			}
 		} else {
 			ins, ds, err = ReadOTLPFile(file, OTLPOptions{Candidate: r.req.Candidate, LabelAttr: r.req.OTLPLabelAttr})
 		}
