@@ -674,3 +674,70 @@ func TestSessionCloseClosesBoth(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestVerifyReportsPackBeforeTurns: the turns file is read while the pack
+// loads, yet a pack's problems are still reported alone (nothing of the
+// turns file), the turns file's only once the pack is valid, and an
+// unreadable or invalid turns file records nothing: no run, no pack task.
+func TestVerifyReportsPackBeforeTurns(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	e := newInvEnv(t, db, invBuiltins)
+	goodPack, badPack := filepath.Join(dir, "good.yaml"), filepath.Join(dir, "bad.yaml")
+	good := "schema_version: hsm.company_eval_pack.v1\ncompany:\n  id: c\n  name: C\n  api_base: http://127.0.0.1:3847\n" +
+		"personas: [cto]\ntasks:\n  - label: t1\n    persona: cto\n    prompt: p\n    scorer: task_state\n    weight: 1\n" +
+		"scoring:\n  process_weight: 0.35\n  kpi_weight: 0.65\n  min_mean_score: 0.5\n  min_finalize_rate: 1.0\n  max_error_rate: 0.0\n"
+	if err := os.WriteFile(goodPack, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(badPack, []byte("schema_version: hsm.company_eval_pack.v1\ntasks: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badTurns, missing := filepath.Join(dir, "turns.jsonl"), filepath.Join(dir, "missing.jsonl")
+	if err := os.WriteFile(badTurns, []byte("not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, pack, turns string
+		want, notWant     []string
+	}{
+		{"bad pack, bad turns", badPack, badTurns, []string{"bad.yaml", "is not valid"}, []string{"turns.jsonl", "turns.syntax"}},
+		{"bad pack, no turns file", badPack, missing, []string{"bad.yaml"}, []string{"missing.jsonl", "reading turns file"}},
+		{"bad turns", goodPack, badTurns, []string{"turns.jsonl:1:", "turns.syntax"}, nil},
+		{"no turns file", goodPack, missing, []string{"reading turns file", "missing.jsonl"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(e.flags(), "verify", "--pack", tt.pack, "--turns", tt.turns)
+			code, _, stderr := invMain(t, args...)
+			if code != ExitInvalid {
+				t.Errorf("exit = %d, want %d; stderr:\n%s", code, ExitInvalid, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(stderr, w) {
+					t.Errorf("stderr says %q before the pack is valid:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var runs, tasks int
+	if err := st.DB().QueryRow("SELECT count(*) FROM company_eval_runs").Scan(&runs); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DB().QueryRow("SELECT count(*) FROM company_eval_packs").Scan(&tasks); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 0 || tasks != 0 {
+		t.Errorf("recorded %d runs and %d pack tasks, want none", runs, tasks)
+	}
+}
