@@ -239,11 +239,20 @@ func executableSHA() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// close stops the plugins and closes the database, the two at once: each
+// waits on its own (the plugins' exit, SQLite's last checkpoint), and
+// neither needs the other.
 func (s *session) close() {
+	var wg sync.WaitGroup
 	if s.host != nil {
-		_ = s.host.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s.host.Close()
+		}()
 	}
 	if s.rt != nil {
 		s.rt.close()
 	}
+	wg.Wait()
 }

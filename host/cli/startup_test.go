@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -642,5 +644,100 @@ func TestNewDatabaseGetsInstalledScorers(t *testing.T) {
 				t.Errorf("DB enum (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestSessionCloseClosesBoth: a session's close stops the plugin host and
+// closes the database (the two at once), and returns once both are done.
+func TestSessionCloseClosesBoth(t *testing.T) {
+	e := newInvEnv(t, filepath.Join(t.TempDir(), "assay.db"), invBuiltins)
+	a := &app{stdout: io.Discard, stderr: io.Discard}
+	capp := a.cliApp()
+	capp.Commands = append(capp.Commands, &cli.Command{Name: "session-probe", Action: func(c *cli.Context) error {
+		rt, err := a.startup(c, true)
+		if err != nil {
+			return err
+		}
+		st := rt.store
+		h := pluginhost.New(rt.manifest)
+		s := &session{rt: rt, host: h}
+		s.close()
+		if err := st.DB().Ping(); err == nil {
+			t.Errorf("the database answers after the session is closed")
+		}
+		if _, err := h.Describe(context.Background(), "answer_keywords"); !errors.Is(err, pluginhost.ErrClosed) {
+			t.Errorf("Describe after close = %v, want ErrClosed", err)
+		}
+		return nil
+	}})
+	if err := capp.RunContext(context.Background(), append(append([]string{"assay"}, e.flags()...), "session-probe")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVerifyReportsPackBeforeTurns: the turns file is read while the pack
+// loads, yet a pack's problems are still reported alone (nothing of the
+// turns file), the turns file's only once the pack is valid, and an
+// unreadable or invalid turns file records nothing: no run, no pack task.
+func TestVerifyReportsPackBeforeTurns(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "assay.db")
+	e := newInvEnv(t, db, invBuiltins)
+	goodPack, badPack := filepath.Join(dir, "good.yaml"), filepath.Join(dir, "bad.yaml")
+	good := "schema_version: hsm.company_eval_pack.v1\ncompany:\n  id: c\n  name: C\n  api_base: http://127.0.0.1:3847\n" +
+		"personas: [cto]\ntasks:\n  - label: t1\n    persona: cto\n    prompt: p\n    scorer: task_state\n    weight: 1\n" +
+		"scoring:\n  process_weight: 0.35\n  kpi_weight: 0.65\n  min_mean_score: 0.5\n  min_finalize_rate: 1.0\n  max_error_rate: 0.0\n"
+	if err := os.WriteFile(goodPack, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(badPack, []byte("schema_version: hsm.company_eval_pack.v1\ntasks: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badTurns, missing := filepath.Join(dir, "turns.jsonl"), filepath.Join(dir, "missing.jsonl")
+	if err := os.WriteFile(badTurns, []byte("not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, pack, turns string
+		want, notWant     []string
+	}{
+		{"bad pack, bad turns", badPack, badTurns, []string{"bad.yaml", "is not valid"}, []string{"turns.jsonl", "turns.syntax"}},
+		{"bad pack, no turns file", badPack, missing, []string{"bad.yaml"}, []string{"missing.jsonl", "reading turns file"}},
+		{"bad turns", goodPack, badTurns, []string{"turns.jsonl:1:", "turns.syntax"}, nil},
+		{"no turns file", goodPack, missing, []string{"reading turns file", "missing.jsonl"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(e.flags(), "verify", "--pack", tt.pack, "--turns", tt.turns)
+			code, _, stderr := invMain(t, args...)
+			if code != ExitInvalid {
+				t.Errorf("exit = %d, want %d; stderr:\n%s", code, ExitInvalid, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(stderr, w) {
+					t.Errorf("stderr says %q before the pack is valid:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var runs, tasks int
+	if err := st.DB().QueryRow("SELECT count(*) FROM company_eval_runs").Scan(&runs); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DB().QueryRow("SELECT count(*) FROM company_eval_packs").Scan(&tasks); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 0 || tasks != 0 {
+		t.Errorf("recorded %d runs and %d pack tasks, want none", runs, tasks)
 	}
 }

@@ -117,6 +117,14 @@ func (a *app) verify(c *cli.Context) error {
 		return err
 	}
 	defer closePool()
+	// The turns file is read and checked while the pack loads (one core
+	// loads the pack, the other opens the database and then reads the
+	// turns); its problems are still reported after the pack's, by Run.
+	var ahead *verify.TurnsIndex
+	if turnsFile != "" {
+		ahead = verify.IndexTurnsAhead(turnsFile, c.String("candidate"), c.Bool("allow-outside-paths"))
+		defer ahead.Close()
+	}
 	s, err := a.openSession(c, c.String("pack"), true, c.Bool("in-process"))
 	if err != nil {
 		return err
@@ -138,6 +146,7 @@ func (a *app) verify(c *cli.Context) error {
 		Engine:            s.engineConfig(c.Int("batch-size"), a.logger(), prog.update),
 		Runs:              runs,
 		TurnsFile:         turnsFile,
+		TurnsIndex:        ahead,
 		OTLPFile:          otlpFile,
 		OTLPLabelAttr:     c.String("label-attr"),
 		Candidate:         c.String("candidate"),

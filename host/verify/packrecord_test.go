@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -13,7 +14,9 @@ import (
 // TestRunRecordsPackFirst: Run stores the pack's tasks while the scorers
 // start (docs/storage.md, "Recording"), and before any candidate: when the
 // database refuses a task, Run fails naming it and no run is begun; when
-// the scorers cannot start, no run is begun either.
+// the scorers cannot start, no run is begun either. The engine is built
+// while the scorers start: when it cannot be built no run is begun, and
+// when the scorers cannot start either, theirs is the error reported.
 func TestRunRecordsPackFirst(t *testing.T) {
 	errStart := errors.New("the scorers did not start")
 	tests := []struct {
@@ -23,11 +26,14 @@ func TestRunRecordsPackFirst(t *testing.T) {
 		wantErr string
 		wantIs  error
 		runs    int
+		noEng   bool // the engine cannot be built: a task's scorer is not installed
 	}{
 		{name: "recorded", runs: 1},
 		{name: "a task refused", enum: []string{"composite", "memory_grounding"},
 			wantErr: `task "task_create_release_blocker"`, wantIs: store.ErrScorerNotInEnum},
 		{name: "scorers do not start", start: errStart, wantIs: errStart},
+		{name: "no engine", noEng: true, wantErr: "is not installed"},
+		{name: "no engine and scorers do not start", noEng: true, start: errStart, wantIs: errStart},
 	}
 	for _, b := range storetest.Backends(t) {
 		for _, tt := range tests {
@@ -41,11 +47,19 @@ func TestRunRecordsPackFirst(t *testing.T) {
 				}
 				req := exampleRequest(t, newLocal(), "../../examples/runs/candidate-a")
 				req.Engine.Store = st
+				if tt.noEng {
+					descs := maps.Clone(req.Engine.Descriptions)
+					delete(descs, req.Engine.Pack.Tasks[0].Scorer)
+					req.Engine.Descriptions = descs
+				}
 				started := false
 				req.Start = func(context.Context) error { started = true; return tt.start }
-				_, err := Run(ctx, req)
+				_, runErr := Run(ctx, req)
+				err := runErr
 				switch {
-				case tt.wantIs == nil && err != nil:
+				case tt.wantErr != "" && err == nil:
+					t.Fatalf("Run() = nil, want an error naming %s", tt.wantErr)
+				case tt.wantIs == nil && tt.wantErr == "" && err != nil:
 					t.Fatalf("Run() = %v", err)
 				case tt.wantIs != nil && !errors.Is(err, tt.wantIs):
 					t.Fatalf("Run() = %v, want an error wrapping %v", err, tt.wantIs)
@@ -63,7 +77,7 @@ func TestRunRecordsPackFirst(t *testing.T) {
 				if len(runs) != tt.runs {
 					t.Errorf("runs recorded = %d, want %d", len(runs), tt.runs)
 				}
-				if tt.wantIs != nil {
+				if runErr != nil {
 					return
 				}
 				tasks, err := st.PackTasks(ctx, p.SHA256)

@@ -25,6 +25,11 @@ type Request struct {
 	Runs      []string
 	TurnsFile string
 	OTLPFile  string
+	// TurnsIndex, when set, is TurnsFile indexed ahead (IndexTurnsAhead
+	// with this request's TurnsFile, Candidate and AllowOutsidePaths; Run
+	// indexes the file itself when they differ). Run takes it once; its
+	// caller still closes it.
+	TurnsIndex *TurnsIndex
 	// OTLPLabelAttr is the attribute naming an OTLP trace's task; empty
 	// means DefaultLabelAttr.
 	OTLPLabelAttr string
@@ -130,15 +135,20 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 		}
 	}
 	// The pack's tasks are stored while the scorers start and the engine is
-	// built, and before any candidate is (docs/storage.md, "Recording").
+	// built, and before any candidate is (docs/storage.md, "Recording"). The
+	// engine is built while the scorers start (it needs only the pack and
+	// the scorers' descriptions); when both fail, the scorers' error is the
+	// one reported, as when one followed the other.
 	packRecorded := startRecordPack(ctx, req.Engine)
 	defer packRecorded.stop()
+	built := startEngine(req.Engine)
 	if req.Start != nil {
 		if err := req.Start(ctx); err != nil {
+			built.wait()
 			return nil, err
 		}
 	}
-	if r.eng, err = New(req.Engine); err != nil {
+	if r.eng, err = built.wait(); err != nil {
 		return nil, err
 	}
 	if err := packRecorded.wait(); err != nil {
@@ -245,7 +255,11 @@ func (r *runner) readInputs() ([]*Input, error) {
 		if r.req.TurnsFile != "" {
 			// Indexed, not read: each candidate's turns are decoded when it is
 			// verified, so memory does not grow with the turns.
-			ins, ds, err = indexTurnsFile(file, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths), withTasks(r.isTask))
+			if r.req.TurnsIndex.of(&r.req) {
+				ins, ds, err = r.req.TurnsIndex.take(r.isTask)
+			} else {
+				ins, ds, err = indexTurnsFile(file, r.req.Candidate, WithOutsidePaths(r.req.AllowOutsidePaths), withTasks(r.isTask))
+			}
 		} else {
 			ins, ds, err = ReadOTLPFile(file, OTLPOptions{Candidate: r.req.Candidate, LabelAttr: r.req.OTLPLabelAttr})
 		}
@@ -388,6 +402,29 @@ func (r *runner) queueAll(ctx context.Context, inputs []*Input) error {
 		return fmt.Errorf("waiting for the queue: %w", err)
 	}
 	return nil
+}
+
+// engineBuild is New running in the background.
+type engineBuild struct {
+	done chan struct{}
+	eng  *Engine
+	err  error // eng and err are set before done is closed
+}
+
+// startEngine runs New(cfg) in the background.
+func startEngine(cfg Config) *engineBuild {
+	b := &engineBuild{done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		b.eng, b.err = New(cfg)
+	}()
+	return b
+}
+
+// wait returns New's engine and error once it is done.
+func (b *engineBuild) wait() (*Engine, error) {
+	<-b.done
+	return b.eng, b.err
 }
 
 // packRecording is recordPack running in the background.

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mathbits "math/bits"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/assay-eval/assay/pkg/diag"
 )
@@ -232,9 +234,23 @@ func (sr *specReader) next(max int) ([]TurnSpec, error) {
 // its candidates (in the order they first appear) with their turns left in
 // the file; ReadTurnsFile documents the rest.
 func indexTurnsFile(path, defaultCandidate string, opts ...ReadOption) ([]*Input, diag.List, error) {
+	ix, err := indexTurns(path, defaultCandidate, readConfigOf(opts), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ix.inputs, ix.diags, nil
+}
+
+// errIndexStopped is indexTurns' error when stop was set.
+var errIndexStopped = errors.New("indexing the turns file: stopped")
+
+// indexTurns is indexTurnsFile's work; it returns the indexer, whose
+// labels and seen turns TurnsIndex counts the tasks with. It gives up with
+// errIndexStopped once stop, when not nil, is set.
+func indexTurns(path, defaultCandidate string, cfg readConfig, stop *atomic.Bool) (*indexer, error) {
 	f, err := openInput(path, "")
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading turns file: %w", err)
+		return nil, fmt.Errorf("reading turns file: %w", err)
 	}
 	defer f.Close()
 	if defaultCandidate == "" {
@@ -242,14 +258,17 @@ func indexTurnsFile(path, defaultCandidate string, opts ...ReadOption) ([]*Input
 	}
 	tf := &turnsFile{path: path, dir: filepath.Dir(path), defaultCandidate: defaultCandidate}
 	tf.root = tf.dir
-	if readConfigOf(opts).allowOutside {
+	if cfg.allowOutside {
 		tf.root = ""
 	}
-	ix := &indexer{file: tf, byName: map[string]*Input{}, labels: map[string]uint32{}, seen: turnSet{}, isTask: readConfigOf(opts).isTask}
+	ix := &indexer{file: tf, byName: map[string]*Input{}, labels: map[string]uint32{}, seen: turnSet{}, isTask: cfg.isTask}
 	r := bufio.NewReaderSize(f, 64<<10)
 	var offset int64
 	var scratch TurnSpec // each line's turn, while it is indexed
 	for lineNo := 1; ; lineNo++ {
+		if stop != nil && stop.Load() {
+			return nil, errIndexStopped
+		}
 		line, n, err := readLine(r, maxTurnLine)
 		start := offset
 		offset += int64(n)
@@ -262,7 +281,7 @@ func indexTurnsFile(path, defaultCandidate string, opts ...ReadOption) ([]*Input
 			ix.last = nil
 			continue
 		} else if err != nil && !errors.Is(err, io.EOF) {
-			return nil, nil, fmt.Errorf("reading turns file %s: %w", path, err)
+			return nil, fmt.Errorf("reading turns file %s: %w", path, err)
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			if ix.last != nil {
@@ -286,9 +305,91 @@ func indexTurnsFile(path, defaultCandidate string, opts ...ReadOption) ([]*Input
 	}
 	tf.size = offset
 	if err := ix.firstLines(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	return ix, nil
+}
+
+// countTasks sets each candidate's count of turns of the pack's tasks
+// (turnsSource.tasks) from the turns seen, as add counts them when the
+// indexer is told the tasks: a turn is counted once, duplicates and bad
+// lines never.
+func (ix *indexer) countTasks(isTask func(string) bool) {
+	task := make([]uint64, (len(ix.labels)+63)/64) // a bit a label number, as turnSet numbers them
+	for label, n := range ix.labels {
+		if isTask(label) {
+			task[n>>6] |= 1 << (n & 63)
+		}
+	}
+	for _, in := range ix.inputs {
+		in.src.tasks = 0
+	}
+	for k, b := range ix.seen {
+		for w, bits := range b {
+			if i := int(k.block)<<3 + w; i < len(task) {
+				k.src.tasks += mathbits.OnesCount64(bits & task[i])
+			}
+		}
+	}
+}
+
+// TurnsIndex is a turns file indexed ahead of Run, while the pack loads
+// (`assay verify --turns`): the file is read and checked as Run would, and
+// each candidate's turns of the pack's tasks are counted once Run knows
+// them. Give it to Run as Request.TurnsIndex; Close it in any case.
+type TurnsIndex struct {
+	path, candidate string
+	allowOutside    bool
+	stop            atomic.Bool
+	done            chan struct{}
+	ix              *indexer // set before done is closed, with err
+	err             error
+	taken           bool
+}
+
+// IndexTurnsAhead starts indexing the turns file at path in the
+// background, for a Request whose TurnsFile, Candidate and
+// AllowOutsidePaths are path, candidate and allowOutside.
+func IndexTurnsAhead(path, candidate string, allowOutside bool) *TurnsIndex {
+	t := &TurnsIndex{path: path, candidate: candidate, allowOutside: allowOutside, done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		t.ix, t.err = indexTurns(path, candidate, readConfig{allowOutside: allowOutside}, &t.stop)
+	}()
+	return t
+}
+
+// of reports whether t indexes the turns file req names, as req reads it.
+func (t *TurnsIndex) of(req *Request) bool {
+	return t != nil && !t.taken && t.path == req.TurnsFile && t.candidate == req.Candidate && t.allowOutside == req.AllowOutsidePaths
+}
+
+// take waits for the index and gives what indexTurnsFile would have with
+// withTasks(isTask); the inputs are then the caller's to close.
+func (t *TurnsIndex) take(isTask func(string) bool) ([]*Input, diag.List, error) {
+	<-t.done
+	t.taken = true
+	if t.err != nil {
+		return nil, nil, t.err
+	}
+	ix := t.ix
+	t.ix = nil
+	ix.countTasks(isTask)
 	return ix.inputs, ix.diags, nil
+}
+
+// Close stops the indexing if it is still running, waits for it to end
+// and, unless Run took the index, closes its file.
+func (t *TurnsIndex) Close() {
+	if t == nil {
+		return
+	}
+	t.stop.Store(true)
+	<-t.done
+	if !t.taken && t.ix != nil {
+		closeInputs(t.ix.inputs)
+		t.ix = nil
+	}
 }
 
 // indexer is indexTurnsFile's state.

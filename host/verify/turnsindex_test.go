@@ -504,3 +504,122 @@ func TestStreamedTurnsMatchGiven(t *testing.T) {
 		closeInputs(indexed)
 	}
 }
+
+// indexView is what an index gives Run of each candidate: its name, its
+// file as the passes read it, its stretches of lines and its counts.
+type indexView struct {
+	Candidate, Path, Dir, Root, Default string
+	Size                                int64
+	Segs                                []segment
+	Turns, Tasks                        int
+}
+
+func viewIndex(ins []*Input) []indexView {
+	var out []indexView
+	for _, in := range ins {
+		f := in.src.file
+		out = append(out, indexView{Candidate: in.Candidate, Path: f.path, Dir: f.dir, Root: f.root, Default: f.defaultCandidate,
+			Size: f.size, Segs: in.src.segs, Turns: in.src.turns, Tasks: in.src.tasks})
+	}
+	return out
+}
+
+// TestTurnsIndexAheadIsIndex: a turns file indexed ahead, its tasks
+// counted once they are known, gives Run what indexing it with the tasks
+// gives — the same candidates, lines, counts of turns and of turns of the
+// pack's tasks (duplicates and bad lines not counted), and diagnostics —
+// for random files with bad lines, duplicates and epochs, over task sets
+// of none, some and all of the labels (and labels past a 512-label block).
+func TestTurnsIndexAheadIsIndex(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(9, 16))
+	files := map[string]string{"empty": "", "blank lines": "\n\n  \n"}
+	for i := range 30 {
+		files[fmt.Sprintf("random %d", i)] = randomTurnsFile(rng, 20+rng.IntN(200))
+	}
+	var wide strings.Builder // more labels than one block of the turn set
+	for i := range 1500 {
+		fmt.Fprintf(&wide, "%s\n", turnLine([]string{"a", "b"}[i%2], fmt.Sprintf("t%d", i%700), i%3))
+	}
+	files["wide"] = wide.String()
+	taskSets := map[string]func(string) bool{
+		"none": func(string) bool { return false },
+		"all":  func(string) bool { return true },
+		"odd":  func(l string) bool { return len(l) > 1 && (l[len(l)-1]-'0')%2 == 1 },
+		"t1":   func(l string) bool { return strings.HasPrefix(l, "t1") },
+	}
+	for name, src := range files {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".jsonl")
+		writeFile(t, path, src)
+		for cand, allow := range map[string]bool{"": false, "dflt": true} {
+			for tsName, isTask := range taskSets {
+				want, wantDiags, err := indexTurnsFile(path, cand, WithOutsidePaths(allow), withTasks(isTask))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ahead := IndexTurnsAhead(path, cand, allow)
+				req := Request{TurnsFile: path, Candidate: cand, AllowOutsidePaths: allow}
+				if !ahead.of(&req) {
+					t.Fatalf("%s: the index ahead is not of its own request", name)
+				}
+				got, gotDiags, err := ahead.take(isTask)
+				if err != nil {
+					t.Fatalf("%s: take = %v", name, err)
+				}
+				if ahead.of(&req) {
+					t.Errorf("%s: an index taken is offered again", name)
+				}
+				if diff := cmp.Diff(viewIndex(want), viewIndex(got), cmp.AllowUnexported(segment{})); diff != "" {
+					t.Errorf("%s, candidate %q, tasks %s: inputs (-indexed with tasks +ahead):\n%s", name, cand, tsName, diff)
+				}
+				if diff := cmp.Diff(wantDiags.Error(), gotDiags.Error()); diff != "" {
+					t.Errorf("%s: diagnostics (-indexed with tasks +ahead):\n%s", name, diff)
+				}
+				ahead.Close()
+				closeInputs(want)
+				closeInputs(got)
+			}
+		}
+	}
+}
+
+// TestTurnsIndexAheadOtherRequest: Run indexes the file itself when the
+// index ahead is of another file, candidate or path rule; an index ahead
+// of a file that cannot be read gives Run the error indexing gives; and
+// Close stops an index nobody took.
+func TestTurnsIndexAheadOtherRequest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "turns.jsonl")
+	writeFile(t, path, turnLine("a", "t1", 0)+"\n")
+	req := Request{TurnsFile: path, Candidate: "c"}
+	for _, ahead := range []*TurnsIndex{
+		IndexTurnsAhead(filepath.Join(dir, "other.jsonl"), "c", false),
+		IndexTurnsAhead(path, "d", false),
+		IndexTurnsAhead(path, "c", true),
+	} {
+		if ahead.of(&req) {
+			t.Errorf("an index of %s, candidate %q, outside paths %v is taken for %+v", ahead.path, ahead.candidate, ahead.allowOutside, req)
+		}
+		ahead.Close()
+	}
+	missing := filepath.Join(dir, "missing.jsonl")
+	_, _, want := indexTurnsFile(missing, "")
+	ahead := IndexTurnsAhead(missing, "", false)
+	if _, _, got := ahead.take(func(string) bool { return true }); got == nil || got.Error() != want.Error() {
+		t.Errorf("take of a missing file = %v, want %v", got, want)
+	}
+	ahead.Close()
+	big := filepath.Join(dir, "big.jsonl")
+	var b strings.Builder
+	for i := range 20000 {
+		b.WriteString(turnLine("a", fmt.Sprintf("t%d", i), 0) + "\n")
+	}
+	writeFile(t, big, b.String())
+	ahead = IndexTurnsAhead(big, "", false)
+	ahead.Close() // stops it, or waits for it to end; the file is closed either way
+	if ahead.ix != nil {
+		t.Errorf("Close left the index ahead's inputs open")
+	}
+}
