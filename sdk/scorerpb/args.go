@@ -142,6 +142,14 @@ func newShared() *shared {
 	return &shared{names: map[string]string{}, boxes: map[string]any{}}
 }
 
+// putShared keeps sh for a later batch, unless it is full: then the next
+// batch starts afresh, with the strings of its own time.
+func (dc *Decoder) putShared(sh *shared) {
+	if len(sh.names) < maxNames && len(sh.boxes) < maxNames {
+		dc.shared.Put(sh)
+	}
+}
+
 // parseArgs is ParseArgs sharing short strings and boxed values through sh
 // when it is not nil.
 func parseArgs(b []byte, sh *shared) (map[string]any, error) {

@@ -40,6 +40,35 @@ func argsReadKeys(d sdk.Description) []string {
 type argListing struct {
 	tools map[string][]string
 	all   bool
+	// few is tools as a list when it has at most maxScanned tools: the
+	// encoder looks up every tool call's name, and comparing a few names
+	// is cheaper than hashing one.
+	few []listedTool
+}
+
+// listedTool is one tool of a listing and its argument keys.
+type listedTool struct {
+	name string
+	keys []string
+}
+
+// maxScanned is the most tools a listing finds by comparing names one by
+// one rather than in its map.
+const maxScanned = 8
+
+// keysOf returns the argument keys listed for tool, and whether it is
+// listed at all.
+func (l *argListing) keysOf(tool string) ([]string, bool) {
+	if len(l.tools) > maxScanned {
+		ks, ok := l.tools[tool]
+		return ks, ok
+	}
+	for i := range l.few {
+		if l.few[i].name == tool {
+			return l.few[i].keys, true
+		}
+	}
+	return nil, false
 }
 
 // listArgs reads t's values of the KPI keys keys into the arguments they
@@ -62,6 +91,11 @@ func listArgs(t *sdk.Task, keys []string) argListing {
 	for tool, ks := range l.tools {
 		slices.Sort(ks)
 		l.tools[tool] = slices.Compact(ks)
+	}
+	if len(l.tools) <= maxScanned {
+		for tool, ks := range l.tools {
+			l.few = append(l.few, listedTool{tool, ks})
+		}
 	}
 	return l
 }
@@ -104,21 +138,21 @@ func ProjectArgs(d sdk.Description, c *sdk.Case) *sdk.Case {
 	return &out
 }
 
-// noTools lists no tool: no argument is sent. Never written.
-var noTools = map[string][]string{}
+// listsNothing lists no tool: no argument is sent. Never written.
+var listsNothing = &argListing{tools: map[string][]string{}}
 
 // listings reads each distinct listing of a batch once: the cases of a
 // batch mostly share their tasks' values.
 type listings struct {
 	keys []string
-	seen map[string]argListing // by the value when there is one key, else by every value
+	seen map[string]*argListing // by the value when there is one key, else by every value
 }
 
-func (ls *listings) of(t *sdk.Task) argListing {
+func (ls *listings) of(t *sdk.Task) *argListing {
 	if len(ls.keys) == 1 {
 		raw, ok := t.KPIs[ls.keys[0]]
 		if !ok {
-			return argListing{tools: noTools}
+			return listsNothing
 		}
 		return ls.read(raw, t)
 	}
@@ -136,13 +170,13 @@ func (ls *listings) of(t *sdk.Task) argListing {
 
 // read returns the listing of t, whose values id identifies: from an
 // earlier task with the same values, or read now.
-func (ls *listings) read(id []byte, t *sdk.Task) argListing {
+func (ls *listings) read(id []byte, t *sdk.Task) *argListing {
 	if l, ok := ls.seen[string(id)]; ok {
 		return l
 	}
 	l := listArgs(t, ls.keys)
-	ls.seen[string(id)] = l
-	return l
+	ls.seen[string(id)] = &l
+	return &l
 }
 
 // appendListedArgs appends the arguments field (2) of a tool call with

@@ -53,6 +53,11 @@ func TestProjectArgs(t *testing.T) {
 			[]map[string]any{nil, {"title": "", "owner": "ops", "tags": []any{"a", 1.5}}, nil, nil, nil}},
 		{"repeated keys and tools listed once", argsReadDesc(), map[string]string{"args": ` {"search":["query","query"],"memory_search":[]}`},
 			[]map[string]any{{"query": "invoice"}, nil, {}, {}, nil}},
+		// More than maxScanned tools: found in the listing's map, not by scan.
+		{"many tools listed", argsReadDesc(), map[string]string{"args": `{"t1":["a"],"t2":["a"],"t3":["a"],"t4":["a"],"search":["query"],"t5":["a"],"t6":["a"],"t7":["a"],"t8":["a"],"memory_search":["query"]}`},
+			[]map[string]any{{"query": "invoice"}, nil, {"query": "m"}, {}, nil}},
+		{"eight tools listed", argsReadDesc(), map[string]string{"args": `{"t1":["a"],"t2":["a"],"t3":["a"],"search":["query"],"t5":["a"],"t6":["a"],"t7":["a"],"memory_search":["query"]}`},
+			[]map[string]any{{"query": "invoice"}, nil, {"query": "m"}, {}, nil}},
 		{"null keys", argsReadDesc(), map[string]string{"args": `{"search":null}`},
 			[]map[string]any{{}, nil, nil, {}, nil}},
 		{"task sets no listing key", argsReadDesc(), map[string]string{"plain": `["search"]`},

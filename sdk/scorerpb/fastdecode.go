@@ -35,7 +35,12 @@ func (dc *Decoder) Unmarshal(b []byte) ([]*sdk.Case, error) {
 // about how it may be answered (AppendResultFor).
 func (dc *Decoder) UnmarshalRequest(b []byte) ([]*sdk.Case, RequestOptions, error) {
 	var o RequestOptions
-	d := &fastDecoder{sh: newShared(), tasks: &dc.tasks, nilArgs: dc.NoToolArgs}
+	sh, _ := dc.shared.Get().(*shared)
+	if sh == nil {
+		sh = newShared()
+	}
+	defer dc.putShared(sh)
+	d := &fastDecoder{sh: sh, tasks: &dc.tasks, nilArgs: dc.NoToolArgs}
 	var cases []*sdk.Case
 	var befores, afters []string
 	snaps := map[string]*sdk.Snapshot{}

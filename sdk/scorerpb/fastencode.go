@@ -29,7 +29,7 @@ func MarshalCasesFor(buf []byte, d sdk.Description, cases []*sdk.Case) ([]byte, 
 	if len(keys) == 0 {
 		return marshalCases(buf, cases, nil)
 	}
-	return marshalCases(buf, cases, &listings{keys: keys, seen: map[string]argListing{}})
+	return marshalCases(buf, cases, &listings{keys: keys, seen: map[string]*argListing{}})
 }
 
 // marshalCases writes cases; with ls, each case's tool calls carry only
@@ -53,9 +53,11 @@ func marshalCases(buf []byte, cases []*sdk.Case, ls *listings) ([]byte, error) {
 	for _, c := range cases {
 		buf = protowire.AppendTag(buf, 1, protowire.BytesType)
 		if buf, err = nested(buf, func(b []byte) ([]byte, error) {
-			var listed map[string][]string // nil: every argument
+			var listed *argListing // nil: every argument
 			if ls != nil && len(c.Turn.ToolCalls) > 0 {
-				listed = ls.of(&c.Task).tools
+				if l := ls.of(&c.Task); !l.all {
+					listed = l
+				}
 			}
 			return appendCase(b, c, ref(c.StateBefore), ref(c.StateAfter), listed)
 		}); err != nil {
@@ -143,8 +145,8 @@ func appendBool(b []byte, num protowire.Number, v bool) []byte {
 }
 
 // appendCase appends case c. Unless listed is nil, its tool calls carry
-// only the arguments listed names (tool -> sorted keys).
-func appendCase(b []byte, c *sdk.Case, before, after string, listed map[string][]string) ([]byte, error) {
+// only the arguments listed names.
+func appendCase(b []byte, c *sdk.Case, before, after string, listed *argListing) ([]byte, error) {
 	b = appendStr(b, 1, c.ID)
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
 	b, _ = nested(b, func(b []byte) ([]byte, error) { return appendTask(b, &c.Task), nil })
@@ -201,7 +203,7 @@ func appendTask(b []byte, t *sdk.Task) []byte {
 	return b
 }
 
-func appendTurn(b []byte, t *sdk.Turn, listed map[string][]string) ([]byte, error) {
+func appendTurn(b []byte, t *sdk.Turn, listed *argListing) ([]byte, error) {
 	for i := range t.Events {
 		e := &t.Events[i]
 		b = protowire.AppendTag(b, 1, protowire.BytesType)
@@ -223,7 +225,7 @@ func appendTurn(b []byte, t *sdk.Turn, listed map[string][]string) ([]byte, erro
 				return b, nil
 			}
 			if listed != nil {
-				ks, ok := listed[tc.Name]
+				ks, ok := listed.keysOf(tc.Name)
 				if !ok {
 					return b, nil
 				}

@@ -27,6 +27,10 @@ type Decoder struct {
 
 	snaps reuse[*sdk.Snapshot]
 	tasks reuse[sdk.Task]
+	// shared holds what earlier batches' strings and boxed argument values
+	// left (*shared), for the next batch to start from: the names and
+	// values that repeat within a batch mostly repeat across batches too.
+	shared sync.Pool
 }
 
 // reuseLimit bounds the bytes of the encodings one generation of a reuse

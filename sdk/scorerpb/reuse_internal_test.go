@@ -38,3 +38,27 @@ func TestReuseBounded(t *testing.T) {
 		t.Errorf("get(a key never put) = ok")
 	}
 }
+
+// TestDecoderDropsFullShared checks that a batch's shared strings are not
+// kept for the next batch once they are full: the next batch starts
+// afresh. (That a set with room is kept is a sync.Pool's promise, which
+// it need not keep; BenchmarkWire64Stripped's allocations show it.)
+func TestDecoderDropsFullShared(t *testing.T) {
+	t.Parallel()
+	for _, full := range []string{"names", "boxes"} {
+		var dc Decoder
+		sh := newShared()
+		for i := range maxNames {
+			s := fmt.Sprint(i)
+			if full == "names" {
+				sh.names[s] = s
+			} else {
+				sh.boxes[s] = s
+			}
+		}
+		dc.putShared(sh)
+		if got, _ := dc.shared.Get().(*shared); got == sh {
+			t.Errorf("%s full: putShared kept the set for the next batch", full)
+		}
+	}
+}

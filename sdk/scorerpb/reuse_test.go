@@ -128,3 +128,63 @@ func BenchmarkDecoderUnmarshal(b *testing.B) {
 		}
 	}
 }
+
+// TestDecoderSharedStringsAcrossBatches checks that batches decoded one
+// after another and side by side through one Decoder, which hands a batch
+// the strings and boxed argument values earlier batches left, read exactly
+// as each batch alone does: values that differ between batches under the
+// same keys and names, and a scorer that changes its arguments changes no
+// later batch's.
+func TestDecoderSharedStringsAcrossBatches(t *testing.T) {
+	t.Parallel()
+	var batches [][]byte
+	for i := range 4 {
+		c := argsCase(nil)
+		c.ID = fmt.Sprint("c", i)
+		c.Turn.ToolCalls[0].Args = map[string]any{"query": fmt.Sprint("invoice ", i%2), "limit": float64(i), "owner": nil}
+		c.Turn.ToolCalls[2].Name = fmt.Sprint("memory_search_", i%3)
+		c.Turn.ToolCalls[2].Args = map[string]any{fmt.Sprint("key", i): "m"}
+		b, err := scorerpb.MarshalCases(nil, []*sdk.Case{c, c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, b)
+	}
+	want := make([][]*sdk.Case, len(batches))
+	for i, b := range batches {
+		var err error
+		if want[i], err = new(scorerpb.Decoder).Unmarshal(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dec := new(scorerpb.Decoder)
+	check := func(i int) {
+		got, err := dec.Unmarshal(batches[i])
+		if err != nil {
+			t.Errorf("Decoder.Unmarshal(batch %d) error = %v", i, err)
+			return
+		}
+		if diff := cmp.Diff(want[i], got, ignoreIndex, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Decoder.Unmarshal(batch %d) after other batches (-alone +shared):\n%s", i, diff)
+		}
+		// What a scorer may do to its own case.
+		got[0].Turn.ToolCalls[0].Args["query"] = "changed"
+		delete(got[1].Turn.ToolCalls[0].Args, "limit")
+	}
+	for round := range 3 {
+		for i := range batches {
+			check((i + round) % len(batches))
+		}
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		for i := range batches {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				check(i)
+			}()
+		}
+	}
+	wg.Wait()
+}
