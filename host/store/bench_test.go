@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -185,4 +186,63 @@ func backendCPUSeconds(b *testing.B, s *Store, app string) float64 {
 		}
 	}
 	return float64(ticks) / 100 // USER_HZ
+}
+
+// BenchmarkRecordLongRun records ASSAY_BENCH_RECORD_TURNS turns (100,000
+// unless set) like verify's, 256 a chunk with a trace blob a turn, into one
+// new SQLite database, and reports, over the last fifth of the turns, the
+// time spent in RecordTurns — the recorder's serial stage, what sets
+// verify's wall time when it is the slowest stage — and the process's CPU,
+// per turn (docs/performance.md, "Flat memory", eighth round).
+func BenchmarkRecordLongRun(b *testing.B) {
+	n := 100_000
+	if v := os.Getenv("ASSAY_BENCH_RECORD_TURNS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const chunk = 256
+	checks := []byte(`[{"name":"answer_keywords","source":"scorer:answer_keywords","score":1,"passed":true,"detail":"found every keyword in the answer: release, pass"},{"name":"finalized","source":"cel","score":1,"passed":true,"detail":""}]`)
+	gz := make([]byte, 151)
+	metrics := make([]byte, 156)
+	ctx := context.Background()
+	for b.Loop() {
+		s, err := Open(ctx, filepath.Join(b.TempDir(), "assay.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run, err := s.BeginRun(ctx, RunKey{Candidate: "c0000", PackSHA256: "pack", ScorerVersion: "v"}, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var inRecord time.Duration
+		var m cpuMeter
+		last := n - n/5
+		for lo := 0; lo < n; lo += chunk {
+			hi := min(lo+chunk, n)
+			rows, blobs := benchChunks(run, hi-lo, checks, gz, metrics)
+			for i := range rows { // distinct labels and keys across chunks
+				rows[i].Label = fmt.Sprintf("t%09d", lo+i)
+				blobs[i].SHA256 = benchSHA(2 * (lo + i))
+				rows[i].TraceSHA256 = blobs[i].SHA256
+			}
+			if lo >= last && m.c0 == 0 {
+				m.start()
+			}
+			start := time.Now()
+			if err := s.RecordTurns(ctx, blobs, rows); err != nil {
+				b.Fatal(err)
+			}
+			if lo >= last {
+				inRecord += time.Since(start)
+			}
+		}
+		m.stop()
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(inRecord.Microseconds())/float64(n-last), "record-µs/turn")
+		b.ReportMetric(m.client*1e6/float64(n-last), "cpu-µs/turn")
+	}
 }

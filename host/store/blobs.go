@@ -204,25 +204,82 @@ func (s *Store) readBlobRows(ctx context.Context, q string, args []any, names ma
 }
 
 // TurnMetrics returns the metrics rows of turns by their metrics_sha256
-// (docs/evidence.md): the row a turn keeps itself (TurnRow.Metrics, since
-// migration 012) or, for a turn that keeps none (recorded before it, or
-// recorded by a queue worker after its evidence was stored), the blob of
-// that sha256. A row found in neither place is absent from the map.
+// (docs/evidence.md): the row a turn keeps itself — TurnRow.Metrics when
+// it is set, or else the stored turn's, read by its ID (TurnsDone reads
+// none), since migration 012 — or, for a turn that keeps none (recorded
+// before 012, or recorded by a queue worker after its evidence was
+// stored), the blob of that sha256. A row found in none of these places is
+// absent from the map.
 func (s *Store) TurnMetrics(ctx context.Context, turns []TurnRow) (map[string][]byte, error) {
-	var shas []string
+	out := map[string][]byte{}
+	var ids []int64
+	byID := map[int64]string{} // turn ID -> metrics_sha256
 	for i := range turns {
-		if t := &turns[i]; t.MetricsSHA256 != "" && t.Metrics == nil {
-			shas = append(shas, t.MetricsSHA256)
+		t := &turns[i]
+		switch {
+		case t.MetricsSHA256 == "":
+		case t.Metrics != nil:
+			out[t.MetricsSHA256] = t.Metrics
+		case t.ID != 0:
+			if _, dup := byID[t.ID]; !dup {
+				ids = append(ids, t.ID)
+				byID[t.ID] = t.MetricsSHA256
+			}
 		}
 	}
-	out, err := s.ReadBlobs(ctx, shas) // none to read: an empty map, no query
+	if err := s.keptMetrics(ctx, ids, byID, out); err != nil {
+		return nil, err
+	}
+	var shas []string
+	for i := range turns {
+		if sha := turns[i].MetricsSHA256; sha != "" {
+			if _, ok := out[sha]; !ok && turns[i].Metrics == nil {
+				shas = append(shas, sha)
+			}
+		}
+	}
+	blobs, err := s.ReadBlobs(ctx, shas) // none to read: an empty map, no query
 	if err != nil {
 		return nil, err
 	}
-	for i := range turns {
-		if t := &turns[i]; t.MetricsSHA256 != "" && t.Metrics != nil {
-			out[t.MetricsSHA256] = t.Metrics
-		}
+	for sha, data := range blobs {
+		out[sha] = data
 	}
 	return out, nil
+}
+
+// keptMetrics adds to out the metrics rows the turns ids keep themselves,
+// by the metrics_sha256 byID gives each, a few hundred turns a query; a
+// turn that keeps none (an empty column) adds nothing.
+func (s *Store) keptMetrics(ctx context.Context, ids []int64, byID map[int64]string, out map[string][]byte) error {
+	for start := 0; start < len(ids); start += blobsPerStatement {
+		chunk := ids[start:min(start+blobsPerStatement, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		q := "SELECT id, metrics FROM company_eval_turns WHERE id IN (" +
+			strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + ")"
+		rows, err := s.db.QueryContext(ctx, s.Rebind(q), args...)
+		if err != nil {
+			return fmt.Errorf("read metrics rows: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			var data []byte
+			if err := rows.Scan(&id, &data); err != nil {
+				rows.Close()
+				return fmt.Errorf("read metrics rows: %w", err)
+			}
+			if len(data) > 0 {
+				out[byID[id]] = data
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("read metrics rows: %w", err)
+		}
+	}
+	return nil
 }

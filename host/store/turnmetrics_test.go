@@ -50,22 +50,84 @@ func TestTurnMetrics(t *testing.T) {
 			if err != nil {
 				t.Fatalf("TurnsDone() = %v", err)
 			}
-			if m := done[TurnKey{Label: "old", Epoch: 1}].Metrics; m != nil {
-				t.Errorf("turn recorded before 012: Metrics = %q, want nil", m)
+			// TurnsDone reads no metrics row, kept or not: TurnMetrics does.
+			for k, row := range done {
+				if row.Metrics != nil {
+					t.Errorf("TurnsDone()[%v].Metrics = %q, want nil", k, row.Metrics)
+				}
 			}
-			if m := done[TurnKey{Label: "new", Epoch: 1}].Metrics; !bytes.Equal(m, kept.Data) {
-				t.Errorf("turn keeping its row: Metrics = %q, want %q", m, kept.Data)
+			want := map[string][]byte{old.SHA256: old.Data, kept.SHA256: kept.Data}
+			got, err := s.TurnMetrics(ctx, slices.Collect(maps.Values(done)))
+			if err != nil {
+				t.Fatalf("TurnMetrics(TurnsDone's rows) = %v", err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("TurnMetrics(TurnsDone's rows) (-want +got):\n%s", diff)
+			}
+			// The rows with the metrics they keep (as TurnRevisions reads
+			// them), and turns never stored (no ID) that carry their row.
+			revs, err := s.TurnRevisions(ctx, run.ID, 1, "new")
+			if err != nil {
+				t.Fatalf("TurnRevisions() = %v", err)
+			}
+			if len(revs) != 1 || !bytes.Equal(revs[0].Metrics, kept.Data) {
+				t.Fatalf("TurnRevisions(new) = %+v, want one turn keeping %q", revs, kept.Data)
+			}
+			carried := rawBlob(BlobMetrics, []byte(`{"candidate":"c","label":"carried"}`))
+			rows := append(revs, done[TurnKey{Label: "old", Epoch: 1}], done[TurnKey{Label: "absent", Epoch: 1}],
+				TurnRow{Label: "carried", MetricsSHA256: carried.SHA256, Metrics: carried.Data})
+			got, err = s.TurnMetrics(ctx, rows)
+			if err != nil {
+				t.Fatalf("TurnMetrics(rows with their metrics) = %v", err)
+			}
+			want[carried.SHA256] = carried.Data
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("TurnMetrics(rows with their metrics) (-want +got):\n%s", diff)
+			}
+			if _, err := s.ReadBlob(ctx, kept.SHA256); !errors.Is(err, ErrNotFound) {
+				t.Errorf("ReadBlob(a row kept in its turn) = %v, want ErrNotFound (not stored twice)", err)
+			}
+		})
+	}
+}
+
+// TestTurnMetricsManyTurns: the metrics rows of 450 turns read from
+// TurnsDone's rows — more than one query's worth, every other turn keeping
+// its row and the others having it as a blob — are each turn's own.
+func TestTurnMetricsManyTurns(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := openStore(t, b.open(t))
+			run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			turns, blobs := recordChunk(run, 0, 450)
+			if err := s.RecordTurns(ctx, blobs, turns); err != nil {
+				t.Fatalf("RecordTurns() = %v", err)
+			}
+			want := map[string][]byte{}
+			for _, b := range blobs {
+				if b.Kind == BlobMetrics {
+					want[b.SHA256] = b.Data
+				}
+			}
+			for _, t := range turns {
+				if t.Metrics != nil {
+					want[t.MetricsSHA256] = t.Metrics
+				}
+			}
+			done, err := s.TurnsDone(ctx, run.ID, run.Attempt)
+			if err != nil {
+				t.Fatalf("TurnsDone() = %v", err)
 			}
 			got, err := s.TurnMetrics(ctx, slices.Collect(maps.Values(done)))
 			if err != nil {
 				t.Fatalf("TurnMetrics() = %v", err)
 			}
-			want := map[string][]byte{old.SHA256: old.Data, kept.SHA256: kept.Data}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("TurnMetrics() (-want +got):\n%s", diff)
-			}
-			if _, err := s.ReadBlob(ctx, kept.SHA256); !errors.Is(err, ErrNotFound) {
-				t.Errorf("ReadBlob(a row kept in its turn) = %v, want ErrNotFound (not stored twice)", err)
 			}
 		})
 	}

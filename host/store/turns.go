@@ -153,9 +153,12 @@ func (s *Store) insertTurnsSQL(rows int) string {
 }
 
 // TurnsDone returns the latest revision of each turn stored for one attempt
-// of a run, by label and epoch: what a resumed run may reuse.
+// of a run, by label and epoch: what a resumed run may reuse. The turns
+// come without their metrics rows (Metrics is nil; metrics_sha256 names
+// the row): a resumed pass never reads them, and TurnMetrics reads those
+// of the turns that need them.
 func (s *Store) TurnsDone(ctx context.Context, runID int64, attempt int) (map[TurnKey]TurnRow, error) {
-	all, err := s.turns(ctx, runID, attempt, "")
+	all, err := s.readTurns(ctx, runID, attempt, "", false)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +178,17 @@ func (s *Store) TurnRevisions(ctx context.Context, runID int64, attempt int, lab
 // turns reads the turns of a run attempt (only label's, unless it is
 // empty), ordered by label, epoch and revision.
 func (s *Store) turns(ctx context.Context, runID int64, attempt int, label string) ([]TurnRow, error) {
-	q := `SELECT id, ` + turnColumns + ` FROM company_eval_turns WHERE run_id = ? AND attempt = ?`
+	return s.readTurns(ctx, runID, attempt, label, true)
+}
+
+// readTurns is turns, with each turn's metrics row only when metrics is
+// set (NULL is read in its place otherwise).
+func (s *Store) readTurns(ctx context.Context, runID int64, attempt int, label string, metrics bool) ([]TurnRow, error) {
+	cols := turnColumns
+	if !metrics {
+		cols = turnPageColumns + `, NULL`
+	}
+	q := `SELECT id, ` + cols + ` FROM company_eval_turns WHERE run_id = ? AND attempt = ?`
 	args := []any{runID, attempt}
 	if label != "" {
 		q += ` AND label = ?`

@@ -94,17 +94,11 @@ func (e *Engine) begin(ctx context.Context, in *Input, fresh bool) (*pass, error
 		return nil, fmt.Errorf("starting run for %s: %w", in.Candidate, err)
 	}
 	out.RunID, out.Attempt = v.run.ID, v.run.Attempt
+	// The pass holds these rows to its end and never reads a metrics row
+	// (a reused turn is recorded already): TurnsDone reads none, only the
+	// reference (docs/performance.md, "Flat memory").
 	if v.prior, err = e.cfg.Store.TurnsDone(ctx, v.run.ID, v.run.Attempt); err != nil {
 		return nil, fmt.Errorf("reading recorded turns of %s: %w", in.Candidate, err)
-	}
-	// The pass holds these rows to its end and never reads a metrics row
-	// (a reused turn is recorded already): it keeps the reference only
-	// (docs/performance.md, "Flat memory").
-	for k, row := range v.prior {
-		if row.Metrics != nil {
-			row.Metrics = nil
-			v.prior[k] = row
-		}
 	}
 	return v, nil
 }
