@@ -122,34 +122,7 @@ func BenchmarkScore1000(b *testing.B) {
 	defer oop.Close()
 	inp := pluginhost.New(&pluginhost.Manifest{}, pluginhost.WithInProcess(toolsequence.New()))
 	scoreAll(b, oop, cases[:batchSize], batchSize, 1) // launch outside the timing
-	var oopTime, inTime, oopCPU, pluginCPU, inCPU time.Duration
-	for b.Loop() {
-		pids := oop.PluginPIDs()
-		self0, kids0 := cpuTime(pids)
-		start := time.Now()
-		scoreAll(b, oop, cases, batchSize, workers)
-		oopTime += time.Since(start)
-		self1, kids1 := cpuTime(pids)
-		start = time.Now()
-		scoreAll(b, inp, cases, batchSize, workers)
-		inTime += time.Since(start)
-		self2, _ := cpuTime(nil)
-		oopCPU += self1 - self0 + kids1 - kids0
-		pluginCPU += kids1 - kids0
-		inCPU += self2 - self1
-	}
-	turns := float64(b.N * len(cases))
-	oopRate, inRate := turns/oopTime.Seconds(), turns/inTime.Seconds()
-	b.ReportMetric(oopRate, "oop_turns/s")
-	b.ReportMetric(inRate, "inproc_turns/s")
-	b.ReportMetric(oopRate/inRate, "oop/inproc")
-	// CPU time (host and plugin, user + system) per 1,000 turns, and the
-	// in-process share of it: what the ratio is bound by on a machine whose
-	// cores are all busy; and the plugin process's part.
-	b.ReportMetric(oopCPU.Seconds()*1000/turns*1000, "oop_cpu_ms/1k")
-	b.ReportMetric(pluginCPU.Seconds()*1000/turns*1000, "plugin_cpu_ms/1k") // the plugin's part of oop_cpu_ms/1k
-	b.ReportMetric(inCPU.Seconds()*1000/turns*1000, "inproc_cpu_ms/1k")
-	b.ReportMetric(inCPU.Seconds()/oopCPU.Seconds(), "cpu_inproc/oop")
+	compareModes(b, oop, inp, len(cases), func(h *pluginhost.Host) { scoreAll(b, h, cases, batchSize, workers) })
 }
 
 // benchTraces renders n harness traces of 200 lines each (20 tool calls with
@@ -229,7 +202,17 @@ func BenchmarkScore1000FromTraces(b *testing.B) {
 		wg.Wait()
 	}
 	run(oop) // launch outside the timing
-	var oopTime, inTime, oopCPU, inCPU time.Duration
+	compareModes(b, oop, inp, len(traces), run)
+}
+
+// compareModes runs run (n turns) on the out-of-process host, then on the
+// in-process one, b.N times, and reports both throughputs and their ratio,
+// and CPU time (host and plugin, user + system) per 1,000 turns: out of
+// process, the plugin process's part of it, and in process, with the
+// in-process share of it — what the ratio is bound by on a machine whose
+// cores are all busy.
+func compareModes(b *testing.B, oop, inp *pluginhost.Host, n int, run func(*pluginhost.Host)) {
+	var oopTime, inTime, oopCPU, pluginCPU, inCPU time.Duration
 	for b.Loop() {
 		pids := oop.PluginPIDs()
 		self0, kids0 := cpuTime(pids)
@@ -242,15 +225,16 @@ func BenchmarkScore1000FromTraces(b *testing.B) {
 		inTime += time.Since(start)
 		self2, _ := cpuTime(nil)
 		oopCPU += self1 - self0 + kids1 - kids0
+		pluginCPU += kids1 - kids0
 		inCPU += self2 - self1
 	}
-	turns := float64(b.N * len(traces))
+	turns := float64(b.N * n)
 	oopRate, inRate := turns/oopTime.Seconds(), turns/inTime.Seconds()
 	b.ReportMetric(oopRate, "oop_turns/s")
 	b.ReportMetric(inRate, "inproc_turns/s")
 	b.ReportMetric(oopRate/inRate, "oop/inproc")
-	// CPU per 1,000 traces, host and plugin, as BenchmarkScore1000 counts it.
 	b.ReportMetric(oopCPU.Seconds()*1000/turns*1000, "oop_cpu_ms/1k")
+	b.ReportMetric(pluginCPU.Seconds()*1000/turns*1000, "plugin_cpu_ms/1k")
 	b.ReportMetric(inCPU.Seconds()*1000/turns*1000, "inproc_cpu_ms/1k")
 	b.ReportMetric(inCPU.Seconds()/oopCPU.Seconds(), "cpu_inproc/oop")
 }
