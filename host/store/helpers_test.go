@@ -32,4 +32,14 @@ func openStore(tb testing.TB, dsn string) *Store {
 	return s
 }
 
+// beginRun begins candidate "c"'s run of pack "p" (scorer version "v").
+func beginRun(tb testing.TB, s *Store) *Run {
+	tb.Helper()
+	run, err := s.BeginRun(context.Background(), RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
+	if err != nil {
+		tb.Fatalf("BeginRun() = %v", err)
+	}
+	return run
+}
+
 var builtinIDs = []string{"answer_keywords", "composite", "memory_grounding", "stigmergic", "task_state", "tool_sequence"}

@@ -102,10 +102,7 @@ func TestPostgresCopyStoresWhatInsertsStore(t *testing.T) {
 				s.pgConflicted[tb].Store(true)
 			}
 		}
-		run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
+		run := beginRun(t, s)
 		turns, blobs := recordChunk(run, 0, 50)
 		score := math.Inf(-1)
 		turns = append(turns, TurnRow{RunID: run.ID, Label: "ünïcödé ✓ 'q' \"dq\" \\", Attempt: 1, Status: TurnMissing},
@@ -142,10 +139,7 @@ func TestPostgresCopyFallsBack(t *testing.T) {
 	ctx := context.Background()
 	dsn := storetest.Postgres(t)
 	first := openStore(t, dsn)
-	run, err := first.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := beginRun(t, first)
 	stored, storedBlobs := recordChunk(run, 0, 100)
 	if err := first.RecordTurns(ctx, storedBlobs, stored); err != nil {
 		t.Fatal(err)
@@ -186,7 +180,7 @@ func TestPostgresCopyFallsBack(t *testing.T) {
 	s := openStore(t, dsn)
 	turns, blobs := recordChunk(run, 300, 10)
 	turns[5].Attempt = math.MaxInt32 + 1
-	err = s.RecordTurns(ctx, blobs, turns)
+	err := s.RecordTurns(ctx, blobs, turns)
 	if err == nil || !strings.Contains(err.Error(), "store turns") || !strings.Contains(err.Error(), "out of range") {
 		t.Errorf("RecordTurns(attempt 2^31) = %v, want the server's out of range", err)
 	}
@@ -204,17 +198,14 @@ func TestPostgresCopyFailureKeepsTheConnection(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, storetest.Postgres(t))
 	s.db.SetMaxOpenConns(1)
-	run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := beginRun(t, s)
 	turns, blobs := recordChunk(run, 0, 2000)
 	padded := slices.Clone(turns)
 	for i := range padded { // 20 MB of turns: more than the socket holds, still being sent when the evidence fails
 		padded[i].Result = fmt.Appendf(nil, `{"i":%d,"pad":%q}`, i, strings.Repeat("x", 10000))
 	}
 	blobs[1].Kind = "bad \xff utf-8"
-	err = s.RecordTurns(ctx, blobs, padded)
+	err := s.RecordTurns(ctx, blobs, padded)
 	if err == nil || !strings.HasPrefix(err.Error(), "store evidence: ") {
 		t.Fatalf("RecordTurns(invalid blob kind) = %v, want a store evidence error", err)
 	}

@@ -91,10 +91,7 @@ func TestRecordTurns(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := openStore(t, b.open(t))
-			run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := beginRun(t, s)
 			turns, blobs := recordChunk(run, 0, 1100)
 			score := 0.25
 			odd := []TurnRow{
@@ -161,10 +158,7 @@ func TestRecordTurnsResume(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := openStore(t, b.open(t))
-			run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := beginRun(t, s)
 			first, firstBlobs := recordChunk(run, 0, 300)
 			if err := s.RecordTurns(ctx, firstBlobs, first); err != nil {
 				t.Fatalf("RecordTurns(first) = %v", err)
@@ -210,10 +204,7 @@ func TestRecordTurnsAtomic(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := openStore(t, b.open(t))
-			run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := beginRun(t, s)
 			for name, size := range map[string]int{"small": 10, "large": 3 << 20} {
 				turns, blobs := recordChunk(run, 0, 600)
 				for range 3 {
@@ -332,10 +323,7 @@ func TestPostgresPlainInsertsFirst(t *testing.T) {
 		}
 		return out
 	}
-	run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := beginRun(t, s)
 	tasks := []PackTask{{PackSHA256: "p", Label: "a", Scorer: "composite", Weight: 1}, {PackSHA256: "p", Label: "b", Scorer: "composite", Weight: 1}}
 	first, firstBlobs := recordChunk(run, 0, 100)
 	second, secondBlobs := recordChunk(run, 100, 100)

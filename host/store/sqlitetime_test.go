@@ -25,10 +25,7 @@ func TestSQLiteTimeText(t *testing.T) {
 			if want := query == "" || name == "busy_timeout"; s.timeText != want {
 				t.Errorf("timeText = %v with %q, want %v", s.timeText, query, want)
 			}
-			run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := beginRun(t, s)
 			turns, blobs := recordChunk(run, 0, 2)
 			if _, err := s.InsertTurnOnce(ctx, turns[0]); err != nil { // binds the time.Time
 				t.Fatal(err)

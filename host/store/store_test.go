@@ -376,10 +376,7 @@ func TestTurns(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := openStore(t, b.open(t))
-			run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := beginRun(t, s)
 			score := 0.75
 			process, kpi := 0.9, 0.5
 			first := TurnRow{RunID: run.ID, Label: "t0", Epoch: 1, Attempt: 1, Revision: 1, InputKey: "k1", Status: TurnScored, ProcessScore: &process, KPIScore: &kpi,
@@ -453,10 +450,7 @@ func TestTurnRevisions(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := openStore(t, b.open(t))
-			run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := beginRun(t, s)
 			for rev, key := range []string{"k1", "k2"} {
 				row := TurnRow{RunID: run.ID, Label: "t", Attempt: 1, Revision: rev + 1, InputKey: key, Status: TurnScored}
 				if err := s.InsertTurns(ctx, []TurnRow{row}); err != nil {
@@ -528,10 +522,7 @@ func TestTurnEpochs(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := openStore(t, b.open(t))
-			run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := beginRun(t, s)
 			rows := []TurnRow{
 				{RunID: run.ID, Label: "t", Attempt: 1, Revision: 1, InputKey: "e1", Status: TurnScored}, // epoch 0 is stored as 1
 				{RunID: run.ID, Label: "t", Epoch: 2, Attempt: 1, Revision: 1, InputKey: "e2", Status: TurnScored},

@@ -99,10 +99,7 @@ func TestTurnMetricsManyTurns(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := openStore(t, b.open(t))
-			run, err := s.BeginRun(ctx, RunKey{Candidate: "c", PackSHA256: "p", ScorerVersion: "v"}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			run := beginRun(t, s)
 			turns, blobs := recordChunk(run, 0, 450)
 			if err := s.RecordTurns(ctx, blobs, turns); err != nil {
 				t.Fatalf("RecordTurns() = %v", err)
