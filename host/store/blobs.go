@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -212,7 +214,6 @@ func (s *Store) readBlobRows(ctx context.Context, q string, args []any, names ma
 // absent from the map.
 func (s *Store) TurnMetrics(ctx context.Context, turns []TurnRow) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	var ids []int64
 	byID := map[int64]string{} // turn ID -> metrics_sha256
 	for i := range turns {
 		t := &turns[i]
@@ -221,19 +222,16 @@ func (s *Store) TurnMetrics(ctx context.Context, turns []TurnRow) (map[string][]
 		case t.Metrics != nil:
 			out[t.MetricsSHA256] = t.Metrics
 		case t.ID != 0:
-			if _, dup := byID[t.ID]; !dup {
-				ids = append(ids, t.ID)
-				byID[t.ID] = t.MetricsSHA256
-			}
+			byID[t.ID] = t.MetricsSHA256
 		}
 	}
-	if err := s.keptMetrics(ctx, ids, byID, out); err != nil {
+	if err := s.keptMetrics(ctx, byID, out); err != nil {
 		return nil, err
 	}
 	var shas []string
 	for i := range turns {
 		if sha := turns[i].MetricsSHA256; sha != "" {
-			if _, ok := out[sha]; !ok && turns[i].Metrics == nil {
+			if _, ok := out[sha]; !ok {
 				shas = append(shas, sha)
 			}
 		}
@@ -248,10 +246,11 @@ func (s *Store) TurnMetrics(ctx context.Context, turns []TurnRow) (map[string][]
 	return out, nil
 }
 
-// keptMetrics adds to out the metrics rows the turns ids keep themselves,
-// by the metrics_sha256 byID gives each, a few hundred turns a query; a
-// turn that keeps none (an empty column) adds nothing.
-func (s *Store) keptMetrics(ctx context.Context, ids []int64, byID map[int64]string, out map[string][]byte) error {
+// keptMetrics adds to out the metrics rows the turns byID names keep
+// themselves, by the metrics_sha256 byID gives each, a few hundred turns a
+// query; a turn that keeps none (an empty column) adds nothing.
+func (s *Store) keptMetrics(ctx context.Context, byID map[int64]string, out map[string][]byte) error {
+	ids := slices.Collect(maps.Keys(byID))
 	for start := 0; start < len(ids); start += blobsPerStatement {
 		chunk := ids[start:min(start+blobsPerStatement, len(ids))]
 		args := make([]any, len(chunk))
