@@ -110,11 +110,9 @@ func (m *Manifest) check() diag.List {
 func withoutArgsRead(entries []Entry) []Entry {
 	out := slices.Clone(entries)
 	for i := range out {
-		if slices.ContainsFunc(out[i].KPIs, func(k scorer.KPI) bool { return k.ArgsRead }) {
-			out[i].KPIs = slices.Clone(out[i].KPIs)
-			for j := range out[i].KPIs {
-				out[i].KPIs[j].ArgsRead = false
-			}
+		out[i].KPIs = slices.Clone(out[i].KPIs)
+		for j := range out[i].KPIs {
+			out[i].KPIs[j].ArgsRead = false
 		}
 	}
 	return out

@@ -208,14 +208,13 @@ func count(b []byte, num protowire.Number) (int, error) {
 func (rd *resultReader) result(b []byte, r *sdk.Result) (WireResult, error) {
 	var w WireResult
 	var msg string
-	var checks, evidence, tags, diags int
+	var evidence, tags, diags int
 	var perCheck [8]int
 	counts := perCheck[:0] // evidence of each check, by index
 	if err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		if typ == protowire.BytesType {
 			switch num {
 			case 3:
-				checks++
 				n, err := checkEvidence(v, counts)
 				evidence += n
 				counts = append(counts, n)
@@ -230,8 +229,8 @@ func (rd *resultReader) result(b []byte, r *sdk.Result) (WireResult, error) {
 	}); err != nil {
 		return w, err
 	}
-	if checks > 0 {
-		r.Checks = make([]sdk.Check, 0, checks)
+	if len(counts) > 0 {
+		r.Checks = make([]sdk.Check, 0, len(counts))
 	}
 	if tags > 0 {
 		r.FailureTags = make([]string, 0, tags)

@@ -101,9 +101,9 @@ func sweepSocketDirs(tmp string) {
 		if CheckPrivate(dir) != nil {
 			continue
 		}
-		if stale, release := staleSocketDir(dir); stale {
+		if lock := lockStaleSocketDir(dir); lock != nil {
 			os.RemoveAll(dir)
-			release()
+			lock.Close()
 		}
 	}
 }

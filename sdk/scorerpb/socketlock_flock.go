@@ -28,16 +28,17 @@ func lockSocketDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// staleSocketDir says whether dir's lock file exists and no process holds
-// its lock; when it does, the caller holds the lock until release.
-func staleSocketDir(dir string) (stale bool, release func()) {
+// lockStaleSocketDir locks dir's lock file when it exists and no process
+// holds its lock (the directory is stale), and returns it; the caller
+// closes it to release the lock. It is nil when dir is not stale.
+func lockStaleSocketDir(dir string) *os.File {
 	f, err := os.OpenFile(filepath.Join(dir, socketLockName), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return false, nil
+		return nil
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return false, nil
+		return nil
 	}
-	return true, func() { f.Close() }
+	return f
 }

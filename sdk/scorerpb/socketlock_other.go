@@ -8,5 +8,5 @@ import "os"
 // runs killed outright stay.
 func lockSocketDir(string) (*os.File, error) { return nil, nil }
 
-// staleSocketDir never finds a directory stale on this system.
-func staleSocketDir(string) (bool, func()) { return false, nil }
+// lockStaleSocketDir never finds a directory stale on this system.
+func lockStaleSocketDir(string) *os.File { return nil }
