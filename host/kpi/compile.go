@@ -213,7 +213,8 @@ func (pc *packCheck) compile(src string, at PosFunc) (*Expr, diag.List) {
 // CheckTask compiles t's CEL checks and message_exprs.
 func (pc *packCheck) CheckTask(t *pack.Task) diag.List {
 	var all diag.List
-	kept, had := pc.set.checksOf(t.Label)
+	had := pc.set.checksOf(t.Label)
+	kept := had
 	for _, cc := range t.CEL {
 		ch, ds := pc.c.compileCheck(cc, pc.compile)
 		all = append(all, ds...)
@@ -232,12 +233,11 @@ func (pc *packCheck) CheckTask(t *pack.Task) diag.List {
 
 // checksOf is the compiled checks kept of the task label, nil when no
 // checks are kept.
-func (s *Set) checksOf(label string) (kept, had []*check) {
+func (s *Set) checksOf(label string) []*check {
 	if s == nil {
-		return nil, nil
+		return nil
 	}
-	had = s.checks[label]
-	return had, had
+	return s.checks[label]
 }
 
 // shared is the compiled check kept for ch's definition: the first one
