@@ -2,7 +2,6 @@ package kpi
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -178,14 +177,8 @@ type packCheck struct {
 	// When the checks are kept: one compiled check for the checks defined
 	// alike, one list for a task whose checks are the previous task's
 	// (a check's positions are read only to report its problems, here).
-	alike map[checkDef]*check
+	alike map[pack.CELDef]*check
 	prev  []*check
-}
-
-// checkDef is what a compiled check reads of its definition.
-type checkDef struct {
-	name, expr, message, messageExpr, failureTag string
-	weight                                       uint64 // bits
 }
 
 func (c *Checker) newPackCheck(set *Set) *packCheck {
@@ -213,7 +206,8 @@ func (pc *packCheck) compile(src string, at PosFunc) (*Expr, diag.List) {
 // CheckTask compiles t's CEL checks and message_exprs.
 func (pc *packCheck) CheckTask(t *pack.Task) diag.List {
 	var all diag.List
-	kept, had := pc.set.checksOf(t.Label)
+	had := pc.set.checksOf(t.Label)
+	kept := had
 	for _, cc := range t.CEL {
 		ch, ds := pc.c.compileCheck(cc, pc.compile)
 		all = append(all, ds...)
@@ -232,26 +226,23 @@ func (pc *packCheck) CheckTask(t *pack.Task) diag.List {
 
 // checksOf is the compiled checks kept of the task label, nil when no
 // checks are kept.
-func (s *Set) checksOf(label string) (kept, had []*check) {
+func (s *Set) checksOf(label string) []*check {
 	if s == nil {
-		return nil, nil
+		return nil
 	}
-	had = s.checks[label]
-	return had, had
+	return s.checks[label]
 }
 
 // shared is the compiled check kept for ch's definition: the first one
 // compiled for it (Evaluate reads its name, weight, message and failure
 // tag, and its programs, which the compile cache already shares).
 func (pc *packCheck) shared(ch *check) *check {
-	d := ch.def
-	k := checkDef{name: d.Name, expr: d.Expr, message: d.Message, messageExpr: d.MessageExpr,
-		failureTag: d.FailureTag, weight: math.Float64bits(d.Weight)}
+	k := ch.def.Def()
 	if s, ok := pc.alike[k]; ok {
 		return s
 	}
 	if pc.alike == nil {
-		pc.alike = map[checkDef]*check{}
+		pc.alike = map[pack.CELDef]*check{}
 	}
 	pc.alike[k] = ch
 	return ch

@@ -5,14 +5,16 @@ import (
 	"slices"
 )
 
-// celDef is what defines a CEL check, without where it is written.
-type celDef struct {
+// CELDef is what defines a CEL check, without where it is written: checks
+// with equal CELDefs say the same.
+type CELDef struct {
 	name, expr, message, messageExpr, failureTag string
 	weight                                       uint64 // bits: 0 and -0 are apart
 }
 
-func defOf(c *CELCheck) celDef {
-	return celDef{name: c.Name, expr: c.Expr, message: c.Message, messageExpr: c.MessageExpr,
+// Def is c's CELDef.
+func (c *CELCheck) Def() CELDef {
+	return CELDef{name: c.Name, expr: c.Expr, message: c.Message, messageExpr: c.MessageExpr,
 		failureTag: c.FailureTag, weight: math.Float64bits(c.Weight)}
 }
 
@@ -30,7 +32,7 @@ func defOf(c *CELCheck) celDef {
 // nothing, and the checks and their lists are read only, as the KPI maps
 // are. What each task's checks say is unchanged.
 func (p *Pack) DropPositions() {
-	shared := map[celDef]*CELCheck{}
+	shared := map[CELDef]*CELCheck{}
 	var prev, list []*CELCheck
 	for _, t := range p.Tasks {
 		t.kpiPos = nil
@@ -39,7 +41,7 @@ func (p *Pack) DropPositions() {
 		}
 		list = slices.Grow(list[:0], len(t.CEL))[:len(t.CEL)]
 		for i, c := range t.CEL {
-			d := defOf(c)
+			d := c.Def()
 			s, ok := shared[d]
 			if !ok {
 				s = &CELCheck{Name: c.Name, Expr: c.Expr, Message: c.Message, MessageExpr: c.MessageExpr,

@@ -51,7 +51,7 @@ func TestDropPositions(t *testing.T) {
 
 	noPos := cmpopts.IgnoreFields(CELCheck{}, "Pos", "ExprPos", "MessagePos")
 	bits := cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
-	byDef := map[celDef]*CELCheck{}
+	byDef := map[CELDef]*CELCheck{}
 	for i, tk := range p.Tasks {
 		var got []CELCheck
 		for _, c := range tk.CEL {
@@ -59,10 +59,10 @@ func TestDropPositions(t *testing.T) {
 			if c.Pos != (diag.Pos{}) || !cmp.Equal(c.ExprPos, ScalarPos{}) || !cmp.Equal(c.MessagePos, ScalarPos{}) {
 				t.Errorf("task %s: check %s keeps a position, want none", tk.Label, c.Name)
 			}
-			if prev, ok := byDef[defOf(c)]; ok && prev != c {
+			if prev, ok := byDef[c.Def()]; ok && prev != c {
 				t.Errorf("task %s: check %s is a copy of one defined alike, want it shared", tk.Label, c.Name)
 			}
-			byDef[defOf(c)] = c
+			byDef[c.Def()] = c
 		}
 		if k, v, ok := tk.KPIPos("k"); ok {
 			t.Errorf("task %s: KPIPos(k) = %v, %v, true after DropPositions, want nothing", tk.Label, k, v)

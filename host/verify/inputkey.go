@@ -181,13 +181,7 @@ func appendCELDef(b []byte, c *celDef, ok bool) ([]byte, bool) {
 }
 
 func appendScorerStub(b []byte, s *scorerStub, ok bool) ([]byte, bool) {
-	b = append(b, `{"id":`...)
-	b = appendJSONString(b, string(s.ID))
-	b = append(b, `,"version":`...)
-	b = appendJSONString(b, s.Version)
-	b = append(b, `,"sha256":`...)
-	b = appendJSONString(b, s.SHA256)
-	return append(b, '}'), ok
+	return appendScorerRef(b, string(s.ID), s.Version, s.SHA256), ok
 }
 
 // kpiJSON is json.Marshal(m), encoded once for each map.

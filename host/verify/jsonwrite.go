@@ -53,13 +53,8 @@ func appendTurnResult(b []byte, r *TurnResult) (out, checks, tags []byte, ok boo
 	ts := len(b)
 	b = appendJSONStringsOrNull(b, r.FailureTags)
 	te := len(b)
-	b = append(b, `,"scorer":{"id":`...)
-	b = appendJSONString(b, r.Scorer.ID)
-	b = append(b, `,"version":`...)
-	b = appendJSONString(b, r.Scorer.Version)
-	b = append(b, `,"sha256":`...)
-	b = appendJSONString(b, r.Scorer.SHA256)
-	b = append(b, '}')
+	b = append(b, `,"scorer":`...)
+	b = appendScorerRef(b, r.Scorer.ID, r.Scorer.Version, r.Scorer.SHA256)
 	if len(r.Diagnostics) > 0 {
 		b = append(b, `,"diagnostics":`...)
 		b = appendJSONStrings(b, r.Diagnostics)
@@ -117,6 +112,18 @@ func appendCheckResult(b []byte, c *CheckResult, ok bool) ([]byte, bool) {
 		b = appendJSONStrings(b, c.Evidence)
 	}
 	return append(b, '}'), ok
+}
+
+// appendScorerRef appends a scorerStub or ScorerRef as json.Marshal writes
+// either.
+func appendScorerRef(b []byte, id, version, sha string) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, id)
+	b = append(b, `,"version":`...)
+	b = appendJSONString(b, version)
+	b = append(b, `,"sha256":`...)
+	b = appendJSONString(b, sha)
+	return append(b, '}')
 }
 
 // appendMetricsRow appends json.Marshal(*m) to b. It reports false, and b

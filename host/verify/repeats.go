@@ -33,40 +33,30 @@ const repeatWays = 8
 // share points r's checks, failure tags and scores at equal ones kept
 // before, and remembers those that were not.
 func (s *repeats) share(r *TurnResult) {
-	r.Checks = s.shareChecks(r.Checks)
-	r.FailureTags = s.shareTags(r.FailureTags)
+	r.Checks = shareSlice(&s.checks, &s.ci, r.Checks, sameChecks)
+	r.FailureTags = shareSlice(&s.tags, &s.ti, r.FailureTags, slices.Equal[[]string])
 	for _, f := range [...]**float64{&r.ProcessScore, &r.KPIScore, &r.TurnScore, &r.LatencyS, &r.CostUSD} {
 		*f = s.shareNum(*f)
 	}
 }
 
-func (s *repeats) shareChecks(cs []CheckResult) []CheckResult {
-	if len(cs) == 0 {
-		return cs
+// shareSlice is an equal one of the slices kept, or xs, capacity-clipped,
+// remembered in place of the oldest; next is the one it replaces.
+func shareSlice[T any](kept *[repeatWays][]T, next *int, xs []T, equal func(a, b []T) bool) []T {
+	if len(xs) == 0 {
+		return xs
 	}
-	for _, kept := range s.checks {
-		if slices.EqualFunc(kept, cs, sameCheck) {
-			return kept
+	for _, k := range kept {
+		if equal(k, xs) {
+			return k
 		}
 	}
-	cs = cs[:len(cs):len(cs)]
-	s.checks[s.ci], s.ci = cs, (s.ci+1)%repeatWays
-	return cs
+	xs = slices.Clip(xs)
+	kept[*next], *next = xs, (*next+1)%repeatWays
+	return xs
 }
 
-func (s *repeats) shareTags(tags []string) []string {
-	if len(tags) == 0 {
-		return tags
-	}
-	for _, kept := range s.tags {
-		if slices.Equal(kept, tags) {
-			return kept
-		}
-	}
-	tags = tags[:len(tags):len(tags)]
-	s.tags[s.ti], s.ti = tags, (s.ti+1)%repeatWays
-	return tags
-}
+func sameChecks(a, b []CheckResult) bool { return slices.EqualFunc(a, b, sameCheck) }
 
 func (s *repeats) shareNum(f *float64) *float64 {
 	if f == nil {
