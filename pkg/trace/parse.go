@@ -134,6 +134,60 @@ func (f *streamFields) visit(key []byte, v span) {
 	}
 }
 
+// level names the object the scanner is in, for lineFields.
+type level uint8
+
+const (
+	levelSkip    level = iota // validated, nothing recorded
+	levelLine                 // a trace line: fields
+	levelPayload              // a runtime or final_answer payload
+	levelEvent                // a stream_event's event
+	levelDelta                // the event's delta
+)
+
+// lineFields holds the spans of every member a trace line's parse reads, at
+// each level, found by the one scan that validates the line. A nested
+// level holds the members of the last object value of its name, as
+// encoding/json keeps the last of repeated members; it is read only when
+// that last value is an object.
+type lineFields struct {
+	fields
+	payload      payloadFields
+	event, delta streamFields
+}
+
+// nested is the level of an object value under key at level l, levelSkip
+// when the parser reads nothing in it; what an earlier value of the same
+// name left is cleared.
+func (f *lineFields) nested(l level, key []byte) level {
+	switch {
+	case l == levelLine && string(key) == "payload":
+		f.payload = payloadFields{}
+		return levelPayload
+	case l == levelLine && string(key) == "event":
+		f.event, f.delta = streamFields{}, streamFields{}
+		return levelEvent
+	case l == levelEvent && string(key) == "delta":
+		f.delta = streamFields{}
+		return levelDelta
+	}
+	return levelSkip
+}
+
+// set records member key's value span v of an object at level l.
+func (f *lineFields) set(l level, key []byte, v span) {
+	switch l {
+	case levelLine:
+		f.fields.visit(key, v)
+	case levelPayload:
+		f.payload.visit(key, v)
+	case levelEvent:
+		f.event.visit(key, v)
+	case levelDelta:
+		f.delta.visit(key, v)
+	}
+}
+
 // ParseFile parses the NDJSON trace at path (see Parse). Only a regular
 // file is read: a FIFO or a device is refused without blocking.
 func ParseFile(path string) (*Turn, diag.List, error) {
@@ -174,13 +228,27 @@ type limits struct {
 	events, toolCalls, bytes int
 }
 
-// readers recycles the 64 KiB line readers of Parse: a run parses thousands
-// of traces, and a fresh buffer each time costs more than parsing a small one.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+// buffers are what one Parse reads with: the 64 KiB line reader and the
+// buffer the streamed text is gathered in before it becomes a string.
+type buffers struct {
+	br   *bufio.Reader
+	text []byte
+}
+
+// readers recycles the buffers of Parse: a run parses thousands of traces,
+// and fresh buffers each time cost more than parsing a small one.
+var readers = sync.Pool{New: func() any { return &buffers{br: bufio.NewReaderSize(nil, 64<<10)} }}
+
+// maxPooledText is the largest streamed-text buffer kept for the next Parse.
+const maxPooledText = 1 << 20
 
 // smallTrace is the most events a trace has for Parse to copy them into a
 // slice of their length, not the capacity they were read into.
 const smallTrace = 8
+
+// maxEventsHint bounds the capacity Parse gives a trace's events from the
+// lines it has read ahead; a longer trace grows them as it goes.
+const maxEventsHint = 1024
 
 // parse is Parse with the limits as parameters, for tests.
 func parse(file string, r io.Reader, maxLine int, lim limits) (*Turn, diag.List, error) {
@@ -194,11 +262,16 @@ func parse(file string, r io.Reader, maxLine int, lim limits) (*Turn, diag.List,
 			Phases:        []string{},
 		},
 	}
-	br := readers.Get().(*bufio.Reader)
+	bufs := readers.Get().(*buffers)
+	br := bufs.br
 	br.Reset(r)
+	p.deltas = bufs.text[:0]
 	defer func() {
 		br.Reset(nil)
-		readers.Put(br)
+		if cap(p.deltas) <= maxPooledText {
+			bufs.text = p.deltas[:0]
+		}
+		readers.Put(bufs)
 	}()
 	var (
 		long     []byte // accumulates a line longer than the reader's buffer
@@ -209,6 +282,9 @@ func parse(file string, r io.Reader, maxLine int, lim limits) (*Turn, diag.List,
 	)
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if n == 0 && size == 0 {
+			p.sizeEvents(br)
+		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			size += len(chunk)
 			prevLast = chunk[len(chunk)-1]
@@ -269,6 +345,17 @@ func parse(file string, r io.Reader, maxLine int, lim limits) (*Turn, diag.List,
 	return p.turn, p.diags, nil
 }
 
+// sizeEvents gives the turn's events, once the first line is read, the
+// capacity of the lines the reader already holds (at most maxEventsHint),
+// rather than growing them a doubling at a time. It reads nothing more.
+func (p *parser) sizeEvents(br *bufio.Reader) {
+	ahead, _ := br.Peek(br.Buffered())
+	lines := 1 + bytes.Count(ahead, []byte{'\n'})
+	if lines > cap(p.turn.Events) {
+		p.turn.Events = make([]Event, 0, min(lines, maxEventsHint))
+	}
+}
+
 // warn records a warning, keeping at most MaxDiagnostics: a trace of a
 // million broken lines still parses, with a readable report.
 func (p *parser) warn(d diag.Diagnostic) {
@@ -292,7 +379,7 @@ type parser struct {
 	names                    map[string]string // interned tool names
 	diags                    diag.List
 	dropped                  int // warnings not kept, past MaxDiagnostics
-	f                        fields
+	f                        lineFields
 
 	deltas      []byte
 	reply       string // last non-empty done reply
@@ -305,8 +392,15 @@ func (p *parser) pos(n, col int) diag.Pos { return diag.Pos{File: p.file, Line: 
 
 // line handles one line (with its line ending, if any).
 func (p *parser) line(n int, b []byte) {
-	b = bytes.TrimRight(b, "\r\n")
-	lead := len(b) - len(bytes.TrimLeft(b, " \t\r\n"))
+	end := len(b)
+	for end > 0 && (b[end-1] == '\n' || b[end-1] == '\r') {
+		end--
+	}
+	b = b[:end]
+	lead := 0
+	for lead < len(b) && (b[lead] == ' ' || b[lead] == '\t' || b[lead] == '\r' || b[lead] == '\n') {
+		lead++
+	}
 	if lead == len(b) {
 		return // blank
 	}
@@ -318,9 +412,9 @@ func (p *parser) line(n int, b []byte) {
 		p.raw(n, b, colOf(b, lead), "not a JSON object")
 		return
 	}
-	p.f = fields{}
+	p.f = lineFields{}
 	sc := scanner{b: b, i: lead}
-	err := sc.members(1, p.f.visit)
+	err := sc.members(1, &p.f, levelLine)
 	if err == nil {
 		sc.ws()
 		if sc.i < len(b) {
@@ -391,21 +485,21 @@ func kindName(k byte) string {
 	return "a number"
 }
 
-// object scans the object value v of line b with visit; false when v is
-// absent or null, and a warning when it is not an object.
-func (p *parser) object(n int, b []byte, v span, field string, visit func([]byte, span)) bool {
+// object reports whether the value v of line b is an object, whose members
+// the line's scan recorded in p.f; false when v is absent or null, and a
+// warning when it is not an object.
+func (p *parser) object(n int, b []byte, v span, field string) bool {
 	switch v.kind {
 	case 0, 'n':
 		return false
 	case '{':
-		sc := scanner{b: b[:v.end], i: v.start}
-		return sc.members(1, visit) == nil // validated already: cannot fail
+		return true
 	}
 	p.mistyped(n, b, v, field, "an object")
 	return false
 }
 
-func (p *parser) event(n int, b []byte, f *fields) {
+func (p *parser) event(n int, b []byte, f *lineFields) {
 	t := p.turn
 	ev := Event{Line: n, Type: p.str(n, b, f.typ, "type")}
 	switch ev.Type {
@@ -425,11 +519,11 @@ func (p *parser) event(n int, b []byte, f *fields) {
 		t.ToolEvents++
 		t.SubAgents++
 	case TypeStreamEvent:
-		var e, d streamFields
-		if !p.object(n, b, f.event, "event", e.visit) || p.str(n, b, e.typ, "event.type") != "content_block_delta" {
+		e, d := &f.event, &f.delta
+		if !p.object(n, b, f.fields.event, "event") || p.str(n, b, e.typ, "event.type") != "content_block_delta" {
 			break
 		}
-		if !p.object(n, b, e.delta, "event.delta", d.visit) || p.str(n, b, d.typ, "event.delta.type") != "text_delta" {
+		if !p.object(n, b, e.delta, "event.delta") || p.str(n, b, d.typ, "event.delta.type") != "text_delta" {
 			break
 		}
 		switch d.text.kind {
@@ -471,9 +565,8 @@ func (p *parser) event(n int, b []byte, f *fields) {
 			t.TaskAction = a
 		}
 	case TypeFinalAnswer:
-		var pl payloadFields
-		if p.object(n, b, f.payload, "payload", pl.visit) {
-			p.finalAnswerMessage(n, b, pl.message)
+		if p.object(n, b, f.fields.payload, "payload") {
+			p.finalAnswerMessage(n, b, f.payload.message)
 		}
 	}
 	ev.Type = knownType(ev.Type)
@@ -484,14 +577,14 @@ func (p *parser) event(n int, b []byte, f *fields) {
 
 // runtime handles a runtime or runtime_raw event: tool calls, loop
 // iterations and the finalize tool.
-func (p *parser) runtime(n int, b []byte, f *fields, ev *Event) {
+func (p *parser) runtime(n int, b []byte, f *lineFields, ev *Event) {
 	t := p.turn
-	var pl payloadFields
-	if !p.object(n, b, f.payload, "payload", pl.visit) {
+	pl := &f.payload
+	if !p.object(n, b, f.fields.payload, "payload") {
 		return
 	}
 	ev.EventType = p.str(n, b, pl.eventType, "payload.event_type")
-	ev.ToolName = p.intern(p.str(n, b, pl.toolName, "payload.tool_name"))
+	ev.ToolName = p.toolName(n, b, pl.toolName)
 	switch ev.EventType {
 	case EventToolStart:
 		t.ToolEvents++
@@ -563,8 +656,24 @@ func knownType(t string) string {
 	return t
 }
 
-// intern shares one string for every tool name seen (a trace calls a few
-// tools many times); at most maxInterned names are remembered.
+// toolName is payload.tool_name's string value v of line b, one string
+// for every call of a tool (a trace calls a few tools many times): a name
+// without escapes is looked up by its bytes before a string is made (a
+// name seen is valid UTF-8, so raw bytes that are not never match one).
+func (p *parser) toolName(n int, b []byte, v span) string {
+	if v.kind == '"' {
+		raw := b[v.start+1 : v.end-1]
+		if bytes.IndexByte(raw, '\\') < 0 {
+			if s, ok := p.names[string(raw)]; ok { // no allocation
+				return s
+			}
+		}
+	}
+	return p.intern(p.str(n, b, v, "payload.tool_name"))
+}
+
+// intern shares one string for every tool name seen; at most maxInterned
+// names are remembered.
 func (p *parser) intern(s string) string {
 	if s == "" {
 		return s
@@ -620,7 +729,6 @@ func (p *parser) finish() {
 // decodeArgs decodes a tool's arguments: a JSON object, or a string holding
 // one (some harnesses serialize tool input). Anything else is no arguments.
 func decodeArgs(b []byte, v span) map[string]any {
-	args := map[string]any{}
 	var m []byte
 	switch v.kind {
 	case '{':
@@ -633,7 +741,7 @@ func decodeArgs(b []byte, v span) map[string]any {
 			return obj
 		}
 	}
-	return args
+	return map[string]any{}
 }
 
 // messageText renders an error message: the string itself, or the JSON of

@@ -510,12 +510,15 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(""))
 	f.Add([]byte(ndjson(`{"type":"error","message":"x"}`, `not json`, `{"type":"final_answer","payload":{"message":true}}`)))
 	f.Add(benchTrace(20))
+	f.Add([]byte(ndjson(`{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}},"event":{"type":"content_block_delta","delta":{}}}`,
+		`{"type":"runtime","payload":{"event_type":"tool_start","tool_name":"a"},"payload":{"event_type":"tool_end"}}`)))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		turn, diags, err := Parse("fuzz.ndjson", bytes.NewReader(src))
 		if err != nil {
 			t.Fatalf("Parse error = %v, want nil for an in-memory reader", err)
 		}
 		checkInvariants(t, src, turn, diags)
+		checkNestedMembers(t, src, turn)
 		// The scanner accepts exactly the lines encoding/json accepts as objects.
 		malformed := map[int]bool{}
 		for _, d := range diags {

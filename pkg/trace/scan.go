@@ -50,10 +50,13 @@ func (s *scanner) ws() {
 	}
 }
 
-// members scans the object at the current position, calling visit with
-// each member's key (still escaped when it has escapes: such keys never
-// match the plain names the parser looks for) and value span.
-func (s *scanner) members(depth int, visit func(key []byte, v span)) error {
+// members scans the object at the current position. At a level other than
+// levelSkip it records in f the span of each member the parser reads at
+// that level (a key is matched still escaped when it has escapes: such keys
+// never match the plain names the parser looks for), and scans an object
+// value the parser reads into (a payload, an event, its delta) at its own
+// level in the same pass, so no part of a line is scanned twice.
+func (s *scanner) members(depth int, f *lineFields, l level) error {
 	if depth > maxDepth {
 		return s.fail("exceeded max depth")
 	}
@@ -92,12 +95,22 @@ func (s *scanner) members(depth int, visit func(key []byte, v span)) error {
 		if s.i < len(s.b) {
 			v.kind = s.b[s.i]
 		}
-		if err := s.value(depth + 1); err != nil {
+		key := s.b[ks:ke]
+		sub := levelSkip
+		if l != levelSkip && v.kind == '{' {
+			sub = f.nested(l, key)
+		}
+		if sub != levelSkip {
+			err = s.members(depth+1, f, sub)
+		} else {
+			err = s.value(depth + 1)
+		}
+		if err != nil {
 			return err
 		}
 		v.end = s.i
-		if visit != nil {
-			visit(s.b[ks:ke], v)
+		if l != levelSkip {
+			f.set(l, key, v)
 		}
 		s.ws()
 		if s.i >= len(s.b) {
@@ -123,7 +136,7 @@ func (s *scanner) value(depth int) error {
 	}
 	switch c := s.b[s.i]; {
 	case c == '{':
-		return s.members(depth, nil)
+		return s.members(depth, nil, levelSkip)
 	case c == '[':
 		return s.array(depth + 1)
 	case c == '"':
