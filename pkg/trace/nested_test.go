@@ -217,3 +217,31 @@ func TestParseStreamedTextIsItsOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestParseToolArgsAcrossTraces: traces parsed one after another (their
+// argument keys and short values shared through the recycled parser) each
+// get arguments equal to encoding/json's, in maps of their own.
+func TestParseToolArgsAcrossTraces(t *testing.T) {
+	t.Parallel()
+	input := `{"q":"release","limit":10,"nested":{"q":"release"},"list":["a",1,null],"long":"` + strings.Repeat("x", 100) + `"}`
+	src := ndjson(`{"type":"runtime","payload":{"event_type":"tool_start","tool_name":"search","tool_input":`+input+`}}`,
+		`{"type":"runtime","payload":{"event_type":"tool_start","tool_name":"search","args":`+input+`}}`)
+	var want map[string]any
+	if err := json.Unmarshal([]byte(input), &want); err != nil {
+		t.Fatal(err)
+	}
+	var turns []*Turn
+	for range 3 {
+		turn, _ := parseString(t, src)
+		turns = append(turns, turn)
+	}
+	turns[0].ToolCalls[0].Args["q"] = "changed"
+	turns[0].ToolCalls[0].Args["nested"].(map[string]any)["q"] = "changed"
+	for i, turn := range turns[1:] {
+		for j, c := range turn.ToolCalls {
+			if diff := cmp.Diff(want, c.Args); diff != "" {
+				t.Errorf("trace %d, call %d: arguments (-encoding/json +Parse):\n%s", i+1, j, diff)
+			}
+		}
+	}
+}

@@ -233,6 +233,7 @@ type limits struct {
 type buffers struct {
 	br   *bufio.Reader
 	text []byte
+	args scorerpb.ArgsParser // tool calls' keys and short values, shared across the traces it parses
 }
 
 // readers recycles the buffers of Parse: a run parses thousands of traces,
@@ -266,6 +267,7 @@ func parse(file string, r io.Reader, maxLine int, lim limits) (*Turn, diag.List,
 	br := bufs.br
 	br.Reset(r)
 	p.deltas = bufs.text[:0]
+	p.args = &bufs.args
 	defer func() {
 		br.Reset(nil)
 		if cap(p.deltas) <= maxPooledText {
@@ -380,6 +382,7 @@ type parser struct {
 	diags                    diag.List
 	dropped                  int // warnings not kept, past MaxDiagnostics
 	f                        lineFields
+	args                     *scorerpb.ArgsParser
 
 	deltas      []byte
 	reply       string // last non-empty done reply
@@ -598,7 +601,7 @@ func (p *parser) runtime(n int, b []byte, f *lineFields, ev *Event) {
 			p.pass("tool calls", n)
 		}
 		if p.keep(n, args.end-args.start) {
-			t.ToolCalls = append(t.ToolCalls, ToolCall{Name: ev.ToolName, Args: decodeArgs(b, args)})
+			t.ToolCalls = append(t.ToolCalls, ToolCall{Name: ev.ToolName, Args: p.decodeArgs(b, args)})
 		}
 	case EventToolEnd:
 		t.ToolEvents++
@@ -728,7 +731,7 @@ func (p *parser) finish() {
 
 // decodeArgs decodes a tool's arguments: a JSON object, or a string holding
 // one (some harnesses serialize tool input). Anything else is no arguments.
-func decodeArgs(b []byte, v span) map[string]any {
+func (p *parser) decodeArgs(b []byte, v span) map[string]any {
 	var m []byte
 	switch v.kind {
 	case '{':
@@ -737,7 +740,7 @@ func decodeArgs(b []byte, v span) map[string]any {
 		m = bytes.TrimSpace([]byte(stringValue(b, v)))
 	}
 	if len(m) > 0 && m[0] == '{' {
-		if obj, err := scorerpb.ParseArgs(m); err == nil && obj != nil {
+		if obj, err := p.args.Parse(m); err == nil && obj != nil {
 			return obj
 		}
 	}

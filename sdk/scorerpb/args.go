@@ -128,6 +128,24 @@ func ParseArgs(b []byte) (map[string]any, error) {
 	return parseArgs(b, nil)
 }
 
+// ArgsParser is ParseArgs for many argument objects that repeat keys and
+// short values, such as the tool calls of the traces a host parses: the
+// maps it returns share one string for each key and one boxed value for
+// each short string value, as a plugin's Decoder shares them within a
+// batch. Each map is its own; a box holds an immutable copy of its value,
+// so sharing one changes nothing a reader of the maps can see. The zero
+// ArgsParser is ready to use; one is not safe for concurrent use.
+type ArgsParser struct{ sh *shared }
+
+// Parse decodes b as ParseArgs does, sharing strings and boxes through a.
+// Once a holds maxNames of either, it starts afresh.
+func (a *ArgsParser) Parse(b []byte) (map[string]any, error) {
+	if a.sh == nil || len(a.sh.names) >= maxNames || len(a.sh.boxes) >= maxNames {
+		a.sh = newShared()
+	}
+	return parseArgs(b, a.sh)
+}
+
 // shared is what the argument objects of one batch share: short strings
 // (keys, tool names) and, for short string values, the value boxed as an
 // any, so that a value that repeats is not boxed again for every object.

@@ -2,6 +2,7 @@ package scorerpb
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 
@@ -98,6 +99,40 @@ func TestParseArgsShared(t *testing.T) {
 	a["q"], a["n"] = "changed", 2.0
 	if diff := cmp.Diff(map[string]any{"q": "x", "n": 1.0}, b); diff != "" {
 		t.Errorf("parseArgs after changing another object's values (-want +got):\n%s", diff)
+	}
+}
+
+// TestArgsParser: an ArgsParser used for many objects, and again once it
+// has started afresh, decodes each as encoding/json does, and the maps it
+// returns are each their own.
+func TestArgsParser(t *testing.T) {
+	t.Parallel()
+	var ap ArgsParser
+	check := func(src []byte) {
+		t.Helper()
+		var want map[string]any
+		wantErr := json.Unmarshal(src, &want)
+		if want == nil && wantErr == nil {
+			want = map[string]any{}
+		}
+		got, gotErr := ap.Parse(src)
+		if (gotErr != nil) != (wantErr != nil) || gotErr == nil && !cmp.Equal(want, got, signedZero) {
+			t.Errorf("ArgsParser.Parse(%s) = %v, %v; encoding/json gives %v, %v", src, got, gotErr, want, wantErr)
+		}
+	}
+	for range 2 {
+		for _, src := range argSeeds {
+			check([]byte(src))
+		}
+	}
+	for i := range maxNames + 10 { // fills the shared strings, then starts afresh
+		check(fmt.Appendf(nil, `{"k%d":"v%d","q":"x"}`, i, i))
+	}
+	a, _ := ap.Parse([]byte(`{"q":"x","n":1}`))
+	b, _ := ap.Parse([]byte(`{"q":"x","n":1}`))
+	a["q"], a["n"] = "changed", 2.0
+	if diff := cmp.Diff(map[string]any{"q": "x", "n": 1.0}, b); diff != "" {
+		t.Errorf("ArgsParser.Parse after changing another object's values (-want +got):\n%s", diff)
 	}
 }
 
