@@ -1008,10 +1008,14 @@ func (e *Engine) readPart(ctx context.Context, p *prepared, root string, part Pa
 	}
 	// A snapshot file shared by many turns (one capture for a whole run) is
 	// read, hashed and parsed once, once it is known to be inside root.
-	if s, sha, ok := e.files.get(part.Path); ok && (root == "" || inside(part.Path, root) == nil) {
+	realRoot := ""
+	if root == p.spec.Root {
+		realRoot = p.spec.realRoot
+	}
+	if s, sha, ok := e.files.get(part.Path); ok && (root == "" || inside(part.Path, root, realRoot) == nil) {
 		return partSrc{sha: sha, snap: s, ok: true}
 	}
-	raw, err := readInput(part.Path, root, state.MaxFileSize)
+	raw, err := readInputIn(part.Path, root, realRoot, state.MaxFileSize)
 	if tl := (*tooLargeError)(nil); errors.As(err, &tl) {
 		p.failed = true
 		p.diags = append(p.diags, state.TooLarge(part.Path, tl.size))

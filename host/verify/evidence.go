@@ -155,7 +155,7 @@ func (e *Engine) openTrace(ctx context.Context, ts *TurnSpec, inline []byte) (io
 	case ts.traceSHA != "":
 		return e.cfg.Store.OpenBlob(ctx, ts.traceSHA)
 	case ts.TracePath != "":
-		f, err := openInput(ts.TracePath, ts.Root)
+		f, err := openInputIn(ts.TracePath, ts.Root, ts.realRoot)
 		if err != nil {
 			return nil, fmt.Errorf("opening trace: %w", err)
 		}

@@ -69,6 +69,9 @@ type TurnSpec struct {
 	// directory or the turns file's directory; empty when they are not
 	// confined (--allow-outside-paths, or paths named on the command line).
 	Root string
+	// realRoot is Root with its symbolic links resolved when the turns
+	// were read, "" when it was not (then each file resolves it again).
+	realRoot string
 
 	TracePath string   // a trace file, or
 	traceAt   diag.Pos // where TracePath was written (a turns line), for a refusal
@@ -193,8 +196,9 @@ func ReadRunDirTasks(dir, candidate string, isTask func(string) bool, opts ...Re
 	}
 	diags = append(diags, ds...)
 	in.PolicyVersion, in.SkillVersion = vs.PolicyVersion, vs.SkillVersion
+	realRoot := resolveRoot(root)
 	for _, tf := range traces {
-		ts := TurnSpec{Candidate: candidate, Label: tf.label, Epoch: tf.epoch, Root: root, TracePath: tf.path, Pos: diag.Pos{File: tf.path}}
+		ts := TurnSpec{Candidate: candidate, Label: tf.label, Epoch: tf.epoch, Root: root, realRoot: realRoot, TracePath: tf.path, Pos: diag.Pos{File: tf.path}}
 		if m, ok := byKey[store.TurnKey{Label: tf.label, Epoch: tf.epoch}]; ok {
 			ts.Persona, ts.LatencyS, ts.CostUSD = m.Persona, m.LatencyS, m.CostUSD
 			ts.StartedAt, _ = parseTime(m.StartedAt)

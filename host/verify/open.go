@@ -60,8 +60,15 @@ func readConfigOf(opts []ReadOption) readConfig {
 // root. It never blocks on a FIFO or a device: the path is checked before
 // it is opened, opened non-blocking, and the open file checked again.
 func openInput(path, root string) (*os.File, error) {
+	return openInputIn(path, root, "")
+}
+
+// openInputIn is openInput with root's own resolution given as realRoot
+// when it is known ("" when not): a run's many files resolve the
+// directory they must stay in once, not once a file.
+func openInputIn(path, root, realRoot string) (*os.File, error) {
 	if root != "" {
-		if err := inside(path, root); err != nil {
+		if err := inside(path, root, realRoot); err != nil {
 			return nil, err
 		}
 	}
@@ -89,11 +96,13 @@ func openInput(path, root string) (*os.File, error) {
 }
 
 // inside checks that path, with every symbolic link resolved, is inside
-// root (also resolved).
-func inside(path, root string) error {
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return err
+// root (also resolved: realRoot, or resolved here when it is "").
+func inside(path, root, realRoot string) error {
+	if realRoot == "" {
+		var err error
+		if realRoot, err = filepath.EvalSymlinks(root); err != nil {
+			return err
+		}
 	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -113,6 +122,20 @@ func inside(path, root string) error {
 		return fmt.Errorf("%s is outside %s: %w", path, root, errOutsideRun)
 	}
 	return nil
+}
+
+// resolveRoot is root with its symbolic links resolved, for the turns that
+// must stay in it; "" when root is "" or cannot be resolved (each file
+// then resolves it, and reports why it cannot).
+func resolveRoot(root string) string {
+	if root == "" {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return ""
+	}
+	return real
 }
 
 func mustAbs(p string) string {
@@ -160,7 +183,12 @@ func inputCode(err error, fallback string) string {
 // readInput reads a whole input file opened by openInput, refusing one of
 // more than limit bytes (errTooLarge) without reading it.
 func readInput(path, root string, limit int64) ([]byte, error) {
-	f, err := openInput(path, root)
+	return readInputIn(path, root, "", limit)
+}
+
+// readInputIn is readInput with root's resolution, as openInputIn.
+func readInputIn(path, root, realRoot string, limit int64) ([]byte, error) {
+	f, err := openInputIn(path, root, realRoot)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,7 @@ var errTurnsChanged = errors.New("the file changed while it was read")
 type turnsFile struct {
 	path, dir        string
 	root             string // the directory the turns' files must stay in; empty when not confined
+	realRoot         string // root resolved when the file was indexed (resolveRoot)
 	defaultCandidate string
 	size             int64 // the file's size when indexed
 
@@ -216,7 +217,7 @@ func (sr *specReader) next(max int) ([]TurnSpec, error) {
 			} else {
 				ts.inline = &ref
 			}
-			ts.Root = tf.root
+			ts.Root, ts.realRoot = tf.root, tf.realRoot
 			sr.n++
 		}
 		if sr.offset < sg.end {
@@ -261,6 +262,7 @@ func indexTurns(path, defaultCandidate string, cfg readConfig, stop *atomic.Bool
 	if cfg.allowOutside {
 		tf.root = ""
 	}
+	tf.realRoot = resolveRoot(tf.root)
 	ix := &indexer{file: tf, byName: map[string]*Input{}, labels: map[string]uint32{}, seen: turnSet{}, isTask: cfg.isTask}
 	r := bufio.NewReaderSize(f, 64<<10)
 	var offset int64

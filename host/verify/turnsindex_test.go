@@ -75,7 +75,7 @@ func readTurnsFileEager(path, defaultCandidate string, opts ...ReadOption) ([]*I
 		if ts != nil {
 			ts.inline = &lineRef{path: path, offset: start, n: len(line)}
 			key := turnID{ts.Candidate, ts.Label, ts.Epoch}
-			ts.Root = root
+			ts.Root, ts.realRoot = root, resolveRoot(root)
 			if first, dup := seen[key]; dup {
 				epoch := ""
 				if ts.Epoch > 1 {
