@@ -862,10 +862,35 @@ func (e *Engine) prepareChunk(ctx context.Context, v *pass, specs []*TurnSpec) [
 }
 
 // snapshotCache shares one parsed snapshot among the turns of a chunk that
-// use the same bytes, so a scorer indexes it once.
+// use the same bytes, so a scorer indexes it once; and it remembers which
+// snapshot files the chunk found inside their root, so that a file many
+// turns share has its links resolved once a chunk, not once a turn.
 type snapshotCache struct {
-	mu sync.Mutex
-	m  map[string]*companyos.Snapshot
+	mu     sync.Mutex
+	m      map[string]*companyos.Snapshot
+	within map[[2]string]bool // path and root, found inside
+}
+
+// inside reports whether path is inside root (see the function inside),
+// once a chunk for each path and root found inside.
+func (c *snapshotCache) inside(path, root, realRoot string) bool {
+	k := [2]string{path, root}
+	c.mu.Lock()
+	ok := c.within[k]
+	c.mu.Unlock()
+	if ok {
+		return true
+	}
+	if inside(path, root, realRoot) != nil {
+		return false
+	}
+	c.mu.Lock()
+	if c.within == nil {
+		c.within = map[[2]string]bool{}
+	}
+	c.within[k] = true
+	c.mu.Unlock()
+	return true
 }
 
 // prepare reads one turn's trace and snapshots and, when turns are
@@ -888,8 +913,8 @@ func (e *Engine) prepare(ctx context.Context, v *pass, ts *TurnSpec, cache *snap
 			return p.fail(ts.Pos, inputCode(err, "turns.read"), err)
 		}
 	}
-	before := e.readPart(ctx, p, ts.Root, ts.StateBefore, beforeSrc)
-	after := e.readPart(ctx, p, ts.Root, ts.StateAfter, afterSrc)
+	before := e.readPart(ctx, p, ts.Root, ts.StateBefore, beforeSrc, cache)
+	after := e.readPart(ctx, p, ts.Root, ts.StateAfter, afterSrc, cache)
 	record := !p.failed && v.run != nil
 	if record && p.prior != nil && p.prior.InputKey != "" {
 		// Recorded before: hash first, so an unchanged turn is not parsed.
@@ -989,7 +1014,7 @@ type partSrc struct {
 
 // readPart reads one state part; an unreadable or refused file (outside
 // root, not a regular file, over state.MaxFileSize) is recorded on the turn.
-func (e *Engine) readPart(ctx context.Context, p *prepared, root string, part Part, inline []byte) partSrc {
+func (e *Engine) readPart(ctx context.Context, p *prepared, root string, part Part, inline []byte, cache *snapshotCache) partSrc {
 	switch {
 	case part.Empty():
 		return partSrc{}
@@ -1012,7 +1037,7 @@ func (e *Engine) readPart(ctx context.Context, p *prepared, root string, part Pa
 	if root == p.spec.Root {
 		realRoot = p.spec.realRoot
 	}
-	if s, sha, ok := e.files.get(part.Path); ok && (root == "" || inside(part.Path, root, realRoot) == nil) {
+	if s, sha, ok := e.files.get(part.Path); ok && (root == "" || cache.inside(part.Path, root, realRoot)) {
 		return partSrc{sha: sha, snap: s, ok: true}
 	}
 	raw, err := readInputIn(part.Path, root, realRoot, state.MaxFileSize)

@@ -67,3 +67,39 @@ func TestInsideWithResolvedRoot(t *testing.T) {
 		t.Errorf("turn's root %q resolved %q, want %q resolved %q", specs[0].Root, specs[0].realRoot, filepath.Dir(turns), run)
 	}
 }
+
+// TestChunkInsideIsInside: a chunk's cache of snapshot files found inside
+// their root gives what inside gives, for each path and root apart (a
+// path inside one root is not taken for inside another), and remembers
+// only what was found inside.
+func TestChunkInsideIsInside(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	run, sub := filepath.Join(base, "run"), filepath.Join(base, "run", "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(run, "before.json"), "{}")
+	writeFile(t, filepath.Join(sub, "after.json"), "{}")
+	c := &snapshotCache{}
+	for range 3 {
+		for _, tt := range []struct {
+			path, root string
+			want       bool
+		}{
+			{filepath.Join(run, "before.json"), run, true},
+			{filepath.Join(run, "before.json"), sub, false},
+			{filepath.Join(sub, "after.json"), sub, true},
+			{filepath.Join(sub, "after.json"), run, true},
+			{filepath.Join(sub, "..", "before.json"), sub, false},
+			{filepath.Join(base, "elsewhere.json"), run, false},
+		} {
+			if got := c.inside(tt.path, tt.root, resolveRoot(tt.root)); got != tt.want {
+				t.Errorf("snapshotCache.inside(%s, %s) = %v, want %v", tt.path, tt.root, got, tt.want)
+			}
+		}
+	}
+	if len(c.within) != 3 {
+		t.Errorf("the cache holds %d paths found inside, want 3", len(c.within))
+	}
+}
