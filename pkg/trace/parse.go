@@ -415,7 +415,7 @@ func (p *parser) line(n int, b []byte) {
 		p.raw(n, b, colOf(b, lead), "not a JSON object")
 		return
 	}
-	p.f = lineFields{}
+	p.f.fields = fields{} // a nested level is cleared when its object is entered, and read only then (lineFields)
 	sc := scanner{b: b, i: lead}
 	err := sc.members(1, &p.f, levelLine)
 	if err == nil {
