@@ -64,6 +64,7 @@ type Engine struct {
 	upstreams map[string][]scorer.ID // label of a task whose scorer needs upstream results -> its upstream scorers
 	gzips     gzipPool               // the writers evidence is compressed with
 	blobSnaps blobSnapshots          // snapshots parsed from stored evidence
+	chunkRead func()                 // tests: called when a pass has read a chunk's turns
 }
 
 // taskInfo is a pack task with what its wire form does not share with the
@@ -554,6 +555,14 @@ func passHatGate(g *pack.PassHatK) *score.PassHatGate {
 	return &score.PassHatGate{K: g.K, Value: g.Value}
 }
 
+// chunksInFlight bounds the chunks a pass holds between reading their
+// turns and finishing them: one read and prepared, two scored at once and
+// one scored and waiting to be finished, while the write of the chunk
+// before is in flight. The writes are the slowest stage, so more chunks
+// only wait longer in front of them, each holding its turns, parsed
+// traces and results (docs/performance.md, "Verifying many small turns").
+const chunksInFlight = 4
+
 // scoreAll scores todo in chunks, in three overlapping stages: while
 // chunks are scored on the plugins, the next one's traces are parsed and the
 // previous one is finished (CEL checks, scores) and recorded, each chunk as
@@ -564,15 +573,28 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	// A chunk takes a slot before its turns are read and gives it back
+	// once it is finished (its rows are made): the chunks between reading
+	// and finishing are bounded by the slots, whatever the channels
+	// between the stages hold.
+	slots := make(chan struct{}, chunksInFlight)
 	ready := make(chan []*prepared, 1)
 	var readErr error // the turns could not be read on: set before ready is closed
 	go func() {
 		defer close(ready)
 		for ctx.Err() == nil {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
 			specs, err := turns.next(e.cfg.ChunkSize)
 			if err != nil || len(specs) == 0 {
 				readErr = err
 				return
+			}
+			if e.chunkRead != nil {
+				e.chunkRead()
 			}
 			c := e.prepareChunk(ctx, v, specs)
 			select {
@@ -586,7 +608,7 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 	scored := make(chan []*prepared, 1)
 	recorded := make(chan error, 1)
 	go func() {
-		recorded <- e.recordChunks(ctx, cancel, v, turns.total, scored)
+		recorded <- e.recordChunks(ctx, cancel, v, turns.total, scored, slots)
 	}()
 
 	// inFlight holds the chunks being scored, in order; its capacity and the
@@ -643,7 +665,7 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 // would otherwise wait for (docs/performance.md, "Postgres"). Chunks are
 // still written one at a time, in order.
 func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v *pass, total int,
-	scored <-chan []*prepared) error {
+	scored <-chan []*prepared, slots <-chan struct{}) error {
 	n := 0
 	var failed error
 	var writing chan error // the write in flight, nil when none
@@ -669,9 +691,11 @@ func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v 
 	}
 	for chunk := range scored {
 		if failed != nil || ctx.Err() != nil {
+			<-slots
 			continue // drain, so the scoring stage never blocks; an interrupted run records no more
 		}
 		w, err := e.finishChunk(ctx, v, chunk)
+		<-slots // the chunk is finished: what it held is its rows now
 		await()
 		if failed != nil || ctx.Err() != nil {
 			continue
