@@ -54,6 +54,8 @@ type Config struct {
 
 	Progress func(done, total int) // called after each chunk
 	Logger   hclog.Logger
+
+	tasks *taskIndex // the pack's tasks by label when Run made them before New; nil: New makes them
 }
 
 // Engine verifies candidates against one pack.
@@ -80,6 +82,25 @@ type taskInfo struct {
 	key     [sha256.Size]byte // sha256 of the task's definition, part of each turn's input key
 }
 
+// taskIndex is a pack's tasks by label, each with what the engine keeps of
+// it (filled in by New). Run makes it before the engine is built and asks
+// it which labels are tasks and what their scorers are, so that a run
+// keeps one map by label rather than one of its own beside the engine's.
+type taskIndex struct {
+	pack    *pack.Pack
+	byLabel map[string]*taskInfo
+	infos   []taskInfo // one allocation, not one a task
+}
+
+func newTaskIndex(p *pack.Pack) *taskIndex {
+	ix := &taskIndex{pack: p, byLabel: make(map[string]*taskInfo, len(p.Tasks)), infos: make([]taskInfo, len(p.Tasks))}
+	for i, t := range p.Tasks {
+		ix.infos[i] = taskInfo{task: t, order: i}
+		ix.byLabel[t.Label] = &ix.infos[i]
+	}
+	return ix
+}
+
 // wire is the task as its scorer sees it: what wireShare.task gave.
 func (info *taskInfo) wire() scorer.Task { return wireTask(info.task, info.kpis, info.catalog) }
 
@@ -100,16 +121,19 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	e := &Engine{cfg: cfg, tasks: map[string]*taskInfo{}, upstreams: map[string][]scorer.ID{}, gzips: newGzipPool(cfg.Workers)}
+	ix := cfg.tasks
+	if ix == nil || ix.pack != cfg.Pack || len(ix.infos) != len(cfg.Pack.Tasks) {
+		ix = newTaskIndex(cfg.Pack)
+	}
+	cfg.tasks = nil
+	e := &Engine{cfg: cfg, tasks: ix.byLabel, upstreams: map[string][]scorer.ID{}, gzips: newGzipPool(cfg.Workers)}
 	shared := newWireShare(cfg.Pack)
-	infos := make([]taskInfo, len(cfg.Pack.Tasks)) // one allocation, not one a task
 	for i, t := range cfg.Pack.Tasks {
 		w, err := shared.task(t)
 		if err != nil {
 			return nil, err
 		}
-		infos[i] = taskInfo{task: t, order: i, kpis: w.KPIs, catalog: w.ToolCatalog}
-		e.tasks[t.Label] = &infos[i]
+		ix.infos[i].kpis, ix.infos[i].catalog = w.KPIs, w.ToolCatalog
 		if _, ok := cfg.Descriptions[t.Scorer]; !ok {
 			return nil, fmt.Errorf("task %q: scorer %q is not installed", t.Label, t.Scorer)
 		}
