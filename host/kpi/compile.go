@@ -143,7 +143,7 @@ func (c *Checker) Set() *Set {
 // CheckPack compiles every task's CEL checks and message_exprs, reporting
 // every problem at the YAML position of the offending token.
 func (c *Checker) CheckPack(p *pack.Pack) diag.List {
-	set := &Set{limits: c.limits, checks: map[string][]*check{}, fits: new(fitCache)}
+	set := &Set{limits: c.limits, at: map[string]int32{}, fits: new(fitCache)}
 	pc := c.newPackCheck(set)
 	var all diag.List
 	for _, t := range p.Tasks {
@@ -177,8 +177,9 @@ type packCheck struct {
 	// When the checks are kept: one compiled check for the checks defined
 	// alike, one list for a task whose checks are the previous task's
 	// (a check's positions are read only to report its problems, here).
-	alike map[pack.CELDef]*check
-	prev  []*check
+	alike  map[pack.CELDef]*check
+	prev   []*check
+	prevAt int32 // prev's index in the set's lists
 }
 
 func (c *Checker) newPackCheck(set *Set) *packCheck {
@@ -218,8 +219,10 @@ func (pc *packCheck) CheckTask(t *pack.Task) diag.List {
 	if len(kept) > len(had) {
 		if !slices.Equal(kept, pc.prev) {
 			pc.prev = slices.Clip(kept)
+			pc.prevAt = int32(len(pc.set.lists))
+			pc.set.lists = append(pc.set.lists, pc.prev)
 		}
-		pc.set.checks[t.Label] = pc.prev
+		pc.set.at[t.Label] = pc.prevAt
 	}
 	return all
 }
@@ -230,7 +233,10 @@ func (s *Set) checksOf(label string) []*check {
 	if s == nil {
 		return nil
 	}
-	return s.checks[label]
+	if i, ok := s.at[label]; ok {
+		return s.lists[i]
+	}
+	return nil
 }
 
 // shared is the compiled check kept for ch's definition: the first one

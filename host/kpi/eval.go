@@ -69,8 +69,12 @@ type check struct {
 // Set holds the compiled checks of one pack, by task label.
 type Set struct {
 	limits Limits
-	checks map[string][]*check
-	fits   *fitCache // which snapshots fit the estimate's sizes
+	// The checks of each task label are lists[at[label]]: tasks whose
+	// checks are alike share a list, and a label costs its map entry and
+	// an index rather than a slice of its own (docs/performance.md).
+	at    map[string]int32
+	lists [][]*check
+	fits  *fitCache // which snapshots fit the estimate's sizes
 }
 
 // Len is the number of compiled checks of the task with the given label.
@@ -79,7 +83,7 @@ func (s *Set) Len(label string) int {
 	if s == nil {
 		return 0
 	}
-	return len(s.checks[label])
+	return len(s.checksOf(label))
 }
 
 // Evaluate runs every CEL check of task against one turn, in pack order.
@@ -87,10 +91,10 @@ func (s *Set) Len(label string) int {
 // its detail, and once the turn's budget is spent the remaining checks error
 // with ErrBudget. A nil Set, or a task without checks, returns nil.
 func (s *Set) Evaluate(ctx context.Context, task *pack.Task, in Input) []Result {
-	if s == nil || len(s.checks[task.Label]) == 0 {
+	checks := s.checksOf(task.Label)
+	if len(checks) == 0 {
 		return nil
 	}
-	checks := s.checks[task.Label]
 	act, err := newActivation(task, in, s.fits)
 	results := make([]Result, 0, len(checks))
 	var spent uint64

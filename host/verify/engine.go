@@ -54,6 +54,8 @@ type Config struct {
 
 	Progress func(done, total int) // called after each chunk
 	Logger   hclog.Logger
+
+	tasks *taskIndex // the pack's tasks by label when Run made them before New; nil: New makes them
 }
 
 // Engine verifies candidates against one pack.
@@ -64,6 +66,7 @@ type Engine struct {
 	upstreams map[string][]scorer.ID // label of a task whose scorer needs upstream results -> its upstream scorers
 	gzips     gzipPool               // the writers evidence is compressed with
 	blobSnaps blobSnapshots          // snapshots parsed from stored evidence
+	chunkRead func()                 // tests: called when a pass has read a chunk's turns
 }
 
 // taskInfo is a pack task with what its wire form does not share with the
@@ -77,6 +80,25 @@ type taskInfo struct {
 	kpis    map[string]json.RawMessage
 	catalog []string
 	key     [sha256.Size]byte // sha256 of the task's definition, part of each turn's input key
+}
+
+// taskIndex is a pack's tasks by label, each with what the engine keeps of
+// it (filled in by New). Run makes it before the engine is built and asks
+// it which labels are tasks and what their scorers are, so that a run
+// keeps one map by label rather than one of its own beside the engine's.
+type taskIndex struct {
+	pack    *pack.Pack
+	byLabel map[string]*taskInfo
+	infos   []taskInfo // one allocation, not one a task
+}
+
+func newTaskIndex(p *pack.Pack) *taskIndex {
+	ix := &taskIndex{pack: p, byLabel: make(map[string]*taskInfo, len(p.Tasks)), infos: make([]taskInfo, len(p.Tasks))}
+	for i, t := range p.Tasks {
+		ix.infos[i] = taskInfo{task: t, order: i}
+		ix.byLabel[t.Label] = &ix.infos[i]
+	}
+	return ix
 }
 
 // wire is the task as its scorer sees it: what wireShare.task gave.
@@ -99,16 +121,19 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	e := &Engine{cfg: cfg, tasks: map[string]*taskInfo{}, upstreams: map[string][]scorer.ID{}, gzips: newGzipPool(cfg.Workers)}
+	ix := cfg.tasks
+	if ix == nil || ix.pack != cfg.Pack || len(ix.infos) != len(cfg.Pack.Tasks) {
+		ix = newTaskIndex(cfg.Pack)
+	}
+	cfg.tasks = nil
+	e := &Engine{cfg: cfg, tasks: ix.byLabel, upstreams: map[string][]scorer.ID{}, gzips: newGzipPool(cfg.Workers)}
 	shared := newWireShare(cfg.Pack)
-	infos := make([]taskInfo, len(cfg.Pack.Tasks)) // one allocation, not one a task
 	for i, t := range cfg.Pack.Tasks {
 		w, err := shared.task(t)
 		if err != nil {
 			return nil, err
 		}
-		infos[i] = taskInfo{task: t, order: i, kpis: w.KPIs, catalog: w.ToolCatalog}
-		e.tasks[t.Label] = &infos[i]
+		ix.infos[i].kpis, ix.infos[i].catalog = w.KPIs, w.ToolCatalog
 		if _, ok := cfg.Descriptions[t.Scorer]; !ok {
 			return nil, fmt.Errorf("task %q: scorer %q is not installed", t.Label, t.Scorer)
 		}
@@ -554,6 +579,14 @@ func passHatGate(g *pack.PassHatK) *score.PassHatGate {
 	return &score.PassHatGate{K: g.K, Value: g.Value}
 }
 
+// chunksInFlight bounds the chunks a pass holds between reading their
+// turns and finishing them: one read and prepared, two scored at once and
+// one scored and waiting to be finished, while the write of the chunk
+// before is in flight. The writes are the slowest stage, so more chunks
+// only wait longer in front of them, each holding its turns, parsed
+// traces and results (docs/performance.md, "Verifying many small turns").
+const chunksInFlight = 4
+
 // scoreAll scores todo in chunks, in three overlapping stages: while
 // chunks are scored on the plugins, the next one's traces are parsed and the
 // previous one is finished (CEL checks, scores) and recorded, each chunk as
@@ -564,15 +597,28 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	// A chunk takes a slot before its turns are read and gives it back
+	// once it is finished (its rows are made): the chunks between reading
+	// and finishing are bounded by the slots, whatever the channels
+	// between the stages hold.
+	slots := make(chan struct{}, chunksInFlight)
 	ready := make(chan []*prepared, 1)
 	var readErr error // the turns could not be read on: set before ready is closed
 	go func() {
 		defer close(ready)
 		for ctx.Err() == nil {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
 			specs, err := turns.next(e.cfg.ChunkSize)
 			if err != nil || len(specs) == 0 {
 				readErr = err
 				return
+			}
+			if e.chunkRead != nil {
+				e.chunkRead()
 			}
 			c := e.prepareChunk(ctx, v, specs)
 			select {
@@ -586,7 +632,7 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 	scored := make(chan []*prepared, 1)
 	recorded := make(chan error, 1)
 	go func() {
-		recorded <- e.recordChunks(ctx, cancel, v, turns.total, scored)
+		recorded <- e.recordChunks(ctx, cancel, v, turns.total, scored, slots)
 	}()
 
 	// inFlight holds the chunks being scored, in order; its capacity and the
@@ -643,7 +689,7 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 // would otherwise wait for (docs/performance.md, "Postgres"). Chunks are
 // still written one at a time, in order.
 func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v *pass, total int,
-	scored <-chan []*prepared) error {
+	scored <-chan []*prepared, slots <-chan struct{}) error {
 	n := 0
 	var failed error
 	var writing chan error // the write in flight, nil when none
@@ -669,9 +715,11 @@ func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v 
 	}
 	for chunk := range scored {
 		if failed != nil || ctx.Err() != nil {
+			<-slots
 			continue // drain, so the scoring stage never blocks; an interrupted run records no more
 		}
 		w, err := e.finishChunk(ctx, v, chunk)
+		<-slots // the chunk is finished: what it held is its rows now
 		await()
 		if failed != nil || ctx.Err() != nil {
 			continue

@@ -190,10 +190,10 @@ const DefaultScorerErrorShare = 0.5
 // them. A turn is charged to its task's scorer (a composite task to
 // composite, whose diagnostics name the upstream scorer that failed); a turn
 // whose input could not be read is charged to no scorer.
-func scorerFailures(candidate string, rs []TurnResult, scorerOf map[string]string, share float64) []ScorerFailure {
+func scorerFailures(candidate string, rs []TurnResult, scorerOf func(label string) string, share float64) []ScorerFailure {
 	turns, failed := map[string]int{}, map[string]int{}
 	for _, r := range rs {
-		id := scorerOf[r.Label]
+		id := scorerOf(r.Label)
 		if r.Status == score.StatusMissing || id == "" {
 			continue
 		}

@@ -116,10 +116,8 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	}
 	rep := &Report{SchemaVersion: SummarySchemaVersion, Pack: PackRef{Name: p.Name(), Path: p.Path, SHA256: p.SHA256}, Candidates: []CandidateReport{},
 		Frontier: []string{}, Errors: []CandidateError{}, ScorerFailures: []ScorerFailure{}}
-	r := &runner{req: req, rep: rep, scorerOf: make(map[string]string, len(p.Tasks))}
-	for _, t := range p.Tasks {
-		r.scorerOf[t.Label] = string(t.Scorer)
-	}
+	req.Engine.tasks = newTaskIndex(p) // shared with the engine, which fills it in
+	r := &runner{req: req, rep: rep, tasks: req.Engine.tasks.byLabel}
 	inputs, err := r.readInputs()
 	if err != nil {
 		return nil, err
@@ -215,13 +213,21 @@ type runner struct {
 	rw        *resultsWriter
 	baseline  map[string]score.Sample // task label -> the baseline's task score
 	baseUnits Units                   // the baseline run's drift units
-	scorerOf  map[string]string       // task label -> its scorer
+	tasks     map[string]*taskInfo    // the pack's tasks by label (the engine's; read only their task here)
 }
 
 // isTask reports whether label is a task of the pack.
 func (r *runner) isTask(label string) bool {
-	_, ok := r.scorerOf[label]
+	_, ok := r.tasks[label]
 	return ok
+}
+
+// scorerOf is the scorer of the task label, "" for a label that is not a task.
+func (r *runner) scorerOf(label string) string {
+	if info, ok := r.tasks[label]; ok {
+		return string(info.task.Scorer)
+	}
+	return ""
 }
 
 func (r *runner) diagnose(ds diag.List) {

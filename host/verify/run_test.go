@@ -123,7 +123,7 @@ func TestScorerCannotRunRule(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if diff := cmp.Diff(tt.want, scorerFailures("c", tt.rs, scorerOf, tt.share)); diff != "" {
+			if diff := cmp.Diff(tt.want, scorerFailures("c", tt.rs, func(l string) string { return scorerOf[l] }, tt.share)); diff != "" {
 				t.Errorf("scorerFailures() (-want +got):\n%s", diff)
 			}
 		})
