@@ -71,9 +71,12 @@ func (w *walSyncer) loop() {
 		}
 		// The file is opened for each sync: SQLite removes the WAL when the
 		// last connection to the database closes (another process's, say)
-		// and starts a new one, which a handle kept open would miss. SQLite
-		// holds no lock on the WAL file itself (its locks are on the
-		// database and -shm files), so closing this handle releases none.
+		// and starts a new one, which a handle kept open would miss. Closing
+		// a descriptor drops every POSIX lock the process holds on that
+		// file, but SQLite's unix VFS locks only the database and -shm files
+		// (it opens every other file, the WAL included, without locking), so
+		// closing this one releases none of SQLite's. The database file
+		// itself must never be opened and closed here.
 		f, err := os.Open(w.path)
 		if err != nil {
 			continue // no WAL (yet): nothing to sync
