@@ -35,7 +35,14 @@ func (s *Store) UpsertPackTasks(ctx context.Context, tasks []PackTask) error {
 	}
 	now := s.now()
 	if s.dialect == Postgres {
-		err = s.pgExec(ctx, pgPackStatements(tasks, tags, now))
+		// Read outside the write: a row deleted after the read is as if
+		// deleted after this call.
+		var left []PackTask
+		var leftTags []string
+		if left, leftTags, err = s.unstoredPackTasks(ctx, s.db, tasks, tags); err != nil {
+			return wrapf(packTasksWhat, err)
+		}
+		err = s.pgExec(ctx, pgPackStatements(left, leftTags, now))
 	} else {
 		err = s.sqliteUpsertPackTasks(ctx, tasks, tags, now)
 	}
@@ -83,7 +90,7 @@ func uniqueTasks(tasks []PackTask) ([]PackTask, []string, error) {
 
 // sqliteUpsertPackTasks upserts tasks in one transaction with the prepared
 // multi-row statements, leaving out the tasks already stored as they are
-// (sqliteUnstored): verifying a pack again rewrites none of its rows.
+// (unstoredPackTasks): verifying a pack again rewrites none of its rows.
 func (s *Store) sqliteUpsertPackTasks(ctx context.Context, tasks []PackTask, tags []string, now time.Time) error {
 	// Every size, since the tasks left to write are known only inside the
 	// transaction.
@@ -95,7 +102,7 @@ func (s *Store) sqliteUpsertPackTasks(ctx context.Context, tasks []PackTask, tag
 		return wrapf(packTasksWhat+": begin", err)
 	}
 	defer tx.Rollback()
-	if tasks, tags, err = sqliteUnstored(ctx, tx, tasks, tags); err != nil {
+	if tasks, tags, err = s.unstoredPackTasks(ctx, tx, tasks, tags); err != nil {
 		return wrapf(packTasksWhat, err)
 	}
 	at := s.sqliteTime(now)
@@ -113,12 +120,16 @@ func (s *Store) sqliteUpsertPackTasks(ctx context.Context, tasks []PackTask, tag
 	return nil
 }
 
-// sqliteUnstored returns the tasks (unique, with their slice tags as JSON)
-// that tx does not hold as they are: new, or stored with another company,
-// scorer, weight or slice tags. What the upsert would write for a task
-// stored as it is is what is stored (the upsert keeps created_at), so
-// leaving it out stores the same rows.
-func sqliteUnstored(ctx context.Context, tx *sql.Tx, tasks []PackTask, tags []string) ([]PackTask, []string, error) {
+// unstoredPackTasks returns the tasks (unique, with their slice tags as
+// JSON) that q does not hold as they are: new, or stored with another
+// company, scorer, weight or slice tags. What the upsert would write for a
+// task stored as it is is what is stored (the upsert keeps created_at), so
+// leaving it out stores the same rows. A stored row is not checked again
+// against the scorer CHECK: SyncScorerEnum never drops a scorer that a
+// stored task uses.
+func (s *Store) unstoredPackTasks(ctx context.Context, q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, tasks []PackTask, tags []string) ([]PackTask, []string, error) {
 	type row struct {
 		company, scorer, tags string
 		weight                float64
@@ -128,8 +139,8 @@ func sqliteUnstored(ctx context.Context, tx *sql.Tx, tasks []PackTask, tags []st
 		if _, ok := stored[t.PackSHA256]; ok {
 			continue
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT label, company, scorer, weight, slice_tags
-			FROM company_eval_packs WHERE pack_sha256 = ?`, t.PackSHA256)
+		rows, err := q.QueryContext(ctx, s.Rebind(`SELECT label, company, scorer, weight, slice_tags
+			FROM company_eval_packs WHERE pack_sha256 = ?`), t.PackSHA256)
 		if err != nil {
 			return nil, nil, err
 		}
