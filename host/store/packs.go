@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -33,7 +35,14 @@ func (s *Store) UpsertPackTasks(ctx context.Context, tasks []PackTask) error {
 	}
 	now := s.now()
 	if s.dialect == Postgres {
-		err = s.pgExec(ctx, pgPackStatements(tasks, tags, now))
+		// Read outside the write: a row deleted after the read is as if
+		// deleted after this call.
+		var left []PackTask
+		var leftTags []string
+		if left, leftTags, err = s.unstoredPackTasks(ctx, s.db, tasks, tags); err != nil {
+			return wrapf(packTasksWhat, err)
+		}
+		err = s.pgExec(ctx, pgPackStatements(left, leftTags, now))
 	} else {
 		err = s.sqliteUpsertPackTasks(ctx, tasks, tags, now)
 	}
@@ -80,9 +89,12 @@ func uniqueTasks(tasks []PackTask) ([]PackTask, []string, error) {
 }
 
 // sqliteUpsertPackTasks upserts tasks in one transaction with the prepared
-// multi-row statements.
+// multi-row statements, leaving out the tasks already stored as they are
+// (unstoredPackTasks): verifying a pack again rewrites none of its rows.
 func (s *Store) sqliteUpsertPackTasks(ctx context.Context, tasks []PackTask, tags []string, now time.Time) error {
-	if err := s.sq.packs.prepare(ctx, s.db, len(tasks)); err != nil {
+	// Every size, since the tasks left to write are known only inside the
+	// transaction.
+	if err := s.sq.packs.prepare(ctx, s.db, 2*sqliteStatementRows-1); err != nil {
 		return wrapf(packTasksWhat, err)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -90,6 +102,9 @@ func (s *Store) sqliteUpsertPackTasks(ctx context.Context, tasks []PackTask, tag
 		return wrapf(packTasksWhat+": begin", err)
 	}
 	defer tx.Rollback()
+	if tasks, tags, err = s.unstoredPackTasks(ctx, tx, tasks, tags); err != nil {
+		return wrapf(packTasksWhat, err)
+	}
 	at := s.sqliteTime(now)
 	err = s.sq.packs.exec(ctx, tx, len(tasks), func(args []any, i int) []any {
 		t := &tasks[i]
@@ -101,7 +116,71 @@ func (s *Store) sqliteUpsertPackTasks(ctx context.Context, tasks []PackTask, tag
 	if err := tx.Commit(); err != nil {
 		return wrapf(packTasksWhat+": commit", err)
 	}
+	s.wal.committed(int64(len(tasks)) * 256)
 	return nil
+}
+
+// unstoredPackTasks returns the tasks (unique, with their slice tags as
+// JSON) that q does not hold as they are: new, or stored with another
+// company, scorer, weight or slice tags. What the upsert would write for a
+// task stored as it is is what is stored (the upsert keeps created_at), so
+// leaving it out stores the same rows. A stored row is not checked again
+// against the scorer CHECK: SyncScorerEnum never drops a scorer that a
+// stored task uses.
+func (s *Store) unstoredPackTasks(ctx context.Context, q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, tasks []PackTask, tags []string) ([]PackTask, []string, error) {
+	type row struct {
+		company, scorer, tags string
+		weight                float64
+	}
+	stored := map[string]map[string]row{} // pack sha256 -> label -> row
+	for _, t := range tasks {
+		if _, ok := stored[t.PackSHA256]; ok {
+			continue
+		}
+		rows, err := q.QueryContext(ctx, s.Rebind(`SELECT label, company, scorer, weight, slice_tags
+			FROM company_eval_packs WHERE pack_sha256 = ?`), t.PackSHA256)
+		if err != nil {
+			return nil, nil, err
+		}
+		labels := map[string]row{}
+		for rows.Next() {
+			var label string
+			var r row
+			if err := rows.Scan(&label, &r.company, &r.scorer, &r.weight, &r.tags); err != nil {
+				rows.Close()
+				return nil, nil, err
+			}
+			labels[label] = r
+		}
+		if err := rows.Close(); err != nil {
+			return nil, nil, err
+		}
+		if err := rows.Err(); err != nil {
+			return nil, nil, err
+		}
+		stored[t.PackSHA256] = labels
+	}
+	held := false
+	for _, labels := range stored {
+		held = held || len(labels) > 0
+	}
+	if !held { // a new pack: every task is written
+		return tasks, tags, nil
+	}
+	var outTasks []PackTask
+	var outTags []string
+	for i, t := range tasks {
+		r, ok := stored[t.PackSHA256][t.Label]
+		if ok && r.company == t.Company && r.scorer == t.Scorer && r.tags == tags[i] &&
+			math.Float64bits(r.weight) == math.Float64bits(t.Weight) {
+			continue
+		}
+		outTasks = append(outTasks, t)
+		outTags = append(outTags, tags[i])
+	}
+	return outTasks, outTags, nil
 }
 
 // upsertPackTasksEach upserts tasks one statement each, in one

@@ -191,7 +191,22 @@ func (s *Store) sqliteRecord(ctx context.Context, blobs []Blob, turns []TurnRow)
 	if err := tx.Commit(); err != nil {
 		return wrapf(what+": commit", err)
 	}
+	s.wal.committed(recordBytes(blobs, turns))
 	return nil
+}
+
+// recordBytes is about how many bytes of rows blobs and turns are.
+func recordBytes(blobs []Blob, turns []TurnRow) int64 {
+	const row = 256 // keys, hashes, numbers, times
+	n := int64(row * (len(blobs) + len(turns)))
+	for i := range blobs {
+		n += int64(len(blobs[i].Data))
+	}
+	for i := range turns {
+		t := &turns[i]
+		n += int64(len(t.Result) + len(t.Checks) + len(t.FailureTags) + len(t.Metrics))
+	}
+	return n
 }
 
 // sqliteTime is t as the bulk inserts bind it: the text the driver would

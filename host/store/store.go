@@ -43,6 +43,7 @@ type Store struct {
 	dialect Dialect
 	now     func() time.Time
 	sq      *sqliteInserts // SQLite's prepared bulk inserts
+	wal     *walSyncer     // syncs a SQLite file's WAL as chunks commit; nil otherwise
 	// timeText: the SQLite driver writes a time.Time as its String(), so
 	// the bulk inserts format their one time once (sqliteTime). False when
 	// the DSN sets one of the driver's time parameters.
@@ -210,6 +211,9 @@ func openSQLite(ctx context.Context, dsn string, o options) (*Store, error) {
 		}
 		err = s.start(ctx, o)
 		if err == nil {
+			if file := sqliteMainFile(ctx, s.db); file != "" {
+				s.wal = newWALSyncer(file)
+			}
 			return s, nil
 		}
 		s.db.Close()
@@ -259,6 +263,7 @@ const (
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.wal.stop()
 	if s.sq != nil {
 		s.sq.close()
 	}
