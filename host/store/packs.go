@@ -94,7 +94,7 @@ func uniqueTasks(tasks []PackTask) ([]PackTask, []string, error) {
 func (s *Store) sqliteUpsertPackTasks(ctx context.Context, tasks []PackTask, tags []string, now time.Time) error {
 	// Every size, since the tasks left to write are known only inside the
 	// transaction.
-	if err := s.sq.packs.prepare(ctx, s.db, 2*sqliteStatementRows-1); err != nil {
+	if err := s.sq.packs.prepareAll(ctx, s.db); err != nil {
 		return wrapf(packTasksWhat, err)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)

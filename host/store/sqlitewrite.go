@@ -87,6 +87,26 @@ func sizes(n int, f func(rows int) error) error {
 	return nil
 }
 
+// chunkSizes are every row count sizes can give, largest first.
+func chunkSizes() []int {
+	var out []int
+	for rows := sqliteStatementRows; rows > 0; rows /= 2 {
+		out = append(out, rows)
+	}
+	return out
+}
+
+// prepareAll prepares, on db, a statement for every row count sizes can
+// give: for a write whose row count is known only inside its transaction.
+func (q *sqliteInsert) prepareAll(ctx context.Context, db *sql.DB) error {
+	for _, rows := range chunkSizes() {
+		if err := q.prepare(ctx, db, rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // prepare prepares, on db, the statements that insert n rows. It runs
 // outside the transaction: preparing on db takes a connection of its own,
 // which inside a transaction could wait for the transaction's.
