@@ -121,7 +121,9 @@ func TestOpenPostgresErrorHidesPassword(t *testing.T) {
 }
 
 // TestSQLiteCacheSize: every pooled SQLite connection gets the smaller page
-// cache (sqliteCacheKiB), and a cache_size in the database URL wins.
+// cache (sqliteCacheKiB), and a cache_size in the database URL wins. The
+// driver runs the _pragma list sorted, so the URL's value sorts before the
+// store's ("-100)" < "-1000)"): were both given, the store's would win.
 func TestSQLiteCacheSize(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -129,7 +131,7 @@ func TestSQLiteCacheSize(t *testing.T) {
 		want        int
 	}{
 		{"default", "", -sqliteCacheKiB},
-		{"from the url", "?_pragma=cache_size(-3000)", -3000},
+		{"from the url", "?_pragma=cache_size(-100)", -100},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
