@@ -119,3 +119,48 @@ func TestOpenPostgresErrorHidesPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestSQLiteCacheSize: every pooled SQLite connection gets the smaller page
+// cache (sqliteCacheKiB), and a cache_size in the database URL wins. The
+// driver runs the _pragma list sorted, so the URL's value sorts before the
+// store's ("-100)" < "-1000)"): were both given, the store's would win.
+func TestSQLiteCacheSize(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, query string
+		want        int
+	}{
+		{"default", "", -sqliteCacheKiB},
+		{"from the url", "?_pragma=cache_size(-100)", -100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, err := Open(ctx, t.TempDir()+"/assay.db"+tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			// Hold several connections at once so the pool opens more than one.
+			var conns []interface{ Close() error }
+			for i := 0; i < 3; i++ {
+				c, err := s.DB().Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conns = append(conns, c)
+				var got int
+				if err := c.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&got); err != nil {
+					t.Fatal(err)
+				}
+				if got != tt.want {
+					t.Errorf("connection %d: PRAGMA cache_size = %d, want %d", i, got, tt.want)
+				}
+			}
+			for _, c := range conns {
+				c.Close()
+			}
+		})
+	}
+}

@@ -312,6 +312,16 @@ func rebindDollar(query string) string {
 	return b.String()
 }
 
+// sqliteCacheKiB is each connection's page cache in KiB (SQLite's
+// cache_size, negative): 1,000 rather than SQLite's 2,000. The driver's
+// allocator puts each cached page (4 KiB and SQLite's ~200-byte header) in
+// an 8 KiB slot, so the default cache costs about 3.5 MB resident where
+// SQLite counts 2 MB; 1,000 KiB still holds a 10,000-turn run's indexes
+// (the same page reads), and past that the random blob keys miss either
+// size (docs/performance.md, "Verifying many small turns", ninth round).
+// A cache_size given in the database URL is kept.
+const sqliteCacheKiB = 1000
+
 func sqliteDSN(path string, busyTimeout time.Duration) string {
 	q := []string{
 		"_pragma=busy_timeout(" + strconv.FormatInt(busyTimeout.Milliseconds(), 10) + ")",
@@ -320,6 +330,9 @@ func sqliteDSN(path string, busyTimeout time.Duration) string {
 		"_pragma=temp_store(MEMORY)",
 		"_pragma=wal_autocheckpoint(8192)",
 		"_txlock=immediate",
+	}
+	if !strings.Contains(strings.ToLower(path), "cache_size") {
+		q = append(q, "_pragma=cache_size(-"+strconv.Itoa(sqliteCacheKiB)+")")
 	}
 	if !isSQLiteMemory(path) {
 		q = append(q, "_pragma=journal_mode(WAL)")
