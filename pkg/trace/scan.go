@@ -40,7 +40,12 @@ func (s *scanner) fail(format string, args ...any) error {
 	return &syntaxError{msg: fmt.Sprintf(format, args...), off: s.i}
 }
 
+// ws skips white space; a byte above ' ' is none, the common case of a
+// compact line, decided by one comparison.
 func (s *scanner) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return
+	}
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
