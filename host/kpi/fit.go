@@ -83,9 +83,10 @@ func turnFits(t *Turn) bool {
 			return false
 		}
 	}
+	args := bound("turn.tool_calls.@items.args", 0)
 	for i := range t.ToolCalls {
 		c := &t.ToolCalls[i]
-		if !strFits(c.Name) || !mapFits(c.Args, bound("turn.tool_calls.@items.args", 0)) {
+		if !strFits(c.Name) || !mapFits(c.Args, args) {
 			return false
 		}
 	}

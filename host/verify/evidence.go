@@ -28,6 +28,7 @@ type evidenceTee struct {
 	zw   *gzip.Writer // compressing into buf, once more than smallBlob bytes were read
 	buf  bytes.Buffer
 	n    int64
+	eof  bool // src said io.EOF: finish has nothing left to read
 	pool *gzipPool
 }
 
@@ -76,6 +77,7 @@ func (p *gzipPool) put(zw *gzip.Writer) {
 
 func (t *evidenceTee) Read(p []byte) (int, error) {
 	n, err := t.src.Read(p)
+	t.eof = t.eof || err == io.EOF
 	if n > 0 {
 		t.h.Write(p[:n])
 		t.n += int64(n)
@@ -111,8 +113,10 @@ func (t *evidenceTee) keepBytes(b []byte) error {
 // read and, when kept, the blob: the bytes as they are when there are at
 // most smallBlob of them, else gzipped.
 func (t *evidenceTee) finish(kind string) (string, *store.Blob, error) {
-	if _, err := io.Copy(io.Discard, t); err != nil {
-		return "", nil, err
+	if !t.eof {
+		if _, err := io.Copy(io.Discard, t); err != nil {
+			return "", nil, err
+		}
 	}
 	sha := hex.EncodeToString(t.h.Sum(nil))
 	if !t.keep {

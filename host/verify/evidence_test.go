@@ -86,6 +86,46 @@ func TestEvidenceBlobs(t *testing.T) {
 	})
 }
 
+// eofCounter counts the reads asked of it after it said io.EOF.
+type eofCounter struct {
+	r          io.Reader
+	eof, after int
+}
+
+func (c *eofCounter) Read(p []byte) (int, error) {
+	if c.eof > 0 {
+		c.after++
+	}
+	n, err := c.r.Read(p)
+	if err == io.EOF {
+		c.eof++
+	}
+	return n, err
+}
+
+// TestEvidenceReadToEOF: when the parser read the trace to its end, finish
+// keeps and hashes every byte and asks the file for nothing more; when it
+// stopped short, finish reads the rest (TestEvidenceBlobs).
+func TestEvidenceReadToEOF(t *testing.T) {
+	t.Parallel()
+	e := &Engine{gzips: newGzipPool(1)}
+	for _, n := range evidenceSizes {
+		raw := evidenceBytes(n, 3)
+		src := &eofCounter{r: iotest.HalfReader(bytes.NewReader(raw))}
+		tee := e.newEvidenceTee(src, true)
+		if _, err := io.ReadAll(tee); err != nil {
+			t.Fatal(err)
+		}
+		sha, blob, err := tee.finish(store.BlobTrace)
+		if err != nil || sha != sha256Hex(raw) || blob.Size != int64(n) || !bytes.Equal(decodeBlob(t, blob), raw) {
+			t.Errorf("finish after EOF of %d bytes = %s, %v, want %s and the bytes read", n, sha, err, sha256Hex(raw))
+		}
+		if src.after != 0 {
+			t.Errorf("finish after EOF of %d bytes read %d more times, want none", n, src.after)
+		}
+	}
+}
+
 // decodeBlob is the bytes a blob stands for.
 func decodeBlob(t *testing.T, b *store.Blob) []byte {
 	t.Helper()

@@ -532,8 +532,13 @@ func (p *parser) event(n int, b []byte, f *lineFields) {
 		switch d.text.kind {
 		case '"':
 			k := len(p.deltas)
-			p.deltas = appendStringValue(p.deltas, b, d.text)
-			p.textLen += utf8.RuneCount(p.deltas[k:])
+			if raw := b[d.text.start+1 : d.text.end-1]; plainASCII(raw) {
+				p.deltas = append(p.deltas, raw...) // as it is, a rune a byte: one pass
+				p.textLen += len(raw)
+			} else {
+				p.deltas = appendStringValue(p.deltas, b, d.text)
+				p.textLen += utf8.RuneCount(p.deltas[k:])
+			}
 			if !p.keep(n, len(p.deltas)-k) {
 				p.deltas = p.deltas[:k] // counted, not kept
 			}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/google/go-cmp/cmp"
@@ -598,7 +599,7 @@ func TestParseDeepNestingDoesNotCrash(t *testing.T) {
 // the word-at-a-time string scan and compares with encoding/json.
 func TestScannerStringsAtEveryOffset(t *testing.T) {
 	t.Parallel()
-	for _, special := range []string{`\"`, `\\`, `\n`, `\u00e9`, "\x01", "\x1f", "\x7f", "é", "\xff", `"`} {
+	for _, special := range stringSpecials {
 		for pos := range 20 {
 			val := strings.Repeat("a", pos) + special + strings.Repeat("b", 20-pos)
 			src := `{"type":"done","reply":"` + val + `"}`
@@ -611,6 +612,37 @@ func TestScannerStringsAtEveryOffset(t *testing.T) {
 			}
 			if !wantErr && got.Answer != want.Reply {
 				t.Errorf("Parse(%q).Answer = %q, want %q", src, got.Answer, want.Reply)
+			}
+		}
+	}
+}
+
+// stringSpecials are the bytes a string scan must stop at or decode, alone
+// and in pairs within one word (the first must be found, not the second).
+var stringSpecials = []string{`\"`, `\\`, `\n`, `\u00e9`, "\x01", "\x1f", "\x7f", "é", "\xff", `"`,
+	"\x01\x1f", "é\x01", "\xff\\n", "é\\\"", `\\"`, "\x01\"", "中\\u00e9"}
+
+// TestParseStreamedTextAtEveryOffset puts each special byte at every
+// offset of two deltas' text: the streamed text and its length in runes are
+// what encoding/json decodes.
+func TestParseStreamedTextAtEveryOffset(t *testing.T) {
+	t.Parallel()
+	delta := func(text string) string {
+		return `{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"` + text + `"}}}`
+	}
+	for _, special := range stringSpecials {
+		for pos := range 20 {
+			val := strings.Repeat("a", pos) + special + strings.Repeat("b", 20-pos)
+			var want struct{ S string }
+			if json.Unmarshal([]byte(`{"s":"`+val+`"}`), &want) != nil {
+				continue // not a string: covered by TestScannerStringsAtEveryOffset
+			}
+			src := ndjson(delta(val), delta("tail é"), delta(val))
+			got, diags := parseString(t, src)
+			wantText := want.S + "tail é" + want.S
+			if len(diags) != 0 || got.StreamedText != wantText || got.TextLen != utf8.RuneCountInString(wantText) {
+				t.Errorf("Parse(%q) = text %q, text_len %d, %v; want %q, %d, no diagnostics",
+					src, got.StreamedText, got.TextLen, diags, wantText, utf8.RuneCountInString(wantText))
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -39,7 +40,12 @@ func (s *scanner) fail(format string, args ...any) error {
 	return &syntaxError{msg: fmt.Sprintf(format, args...), off: s.i}
 }
 
+// ws skips white space; a byte above ' ' is none, the common case of a
+// compact line, decided by one comparison.
 func (s *scanner) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return
+	}
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -264,6 +270,23 @@ const (
 // hasZeroByte reports (as a non-zero value) whether a byte of w is zero.
 func hasZeroByte(w uint64) uint64 { return (w - lsb) & ^w & msb }
 
+// plainASCII reports whether raw, a validated string's content, is ASCII
+// without escapes: its decoded value is raw itself, one rune a byte.
+func plainASCII(raw []byte) bool {
+	i := 0
+	for ; i+8 <= len(raw); i += 8 {
+		if w := binary.LittleEndian.Uint64(raw[i:]); w&msb != 0 || hasZeroByte(w^(lsb*'\\')) != 0 {
+			return false
+		}
+	}
+	for ; i < len(raw); i++ {
+		if raw[i] >= utf8.RuneSelf || raw[i] == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // str scans a string at the current position; start and end bound its
 // content (without quotes); escaped reports whether it holds escapes.
 func (s *scanner) str() (start, end int, escaped bool, err error) {
@@ -272,16 +295,23 @@ func (s *scanner) str() (start, end int, escaped bool, err error) {
 	start = i
 	for {
 		// Skip eight plain bytes at a time while no byte of the word is a
-		// quote, a backslash or a control character (SWAR), then bytewise.
-		for i+8 <= len(b) {
+		// quote, a backslash or a control character (SWAR); in the word that
+		// holds one, the lowest flagged byte is the first such byte (a false
+		// flag, from a borrow, is only ever above a true one). Bytewise in
+		// the last bytes of the line.
+		for {
+			if i+8 > len(b) {
+				for i < len(b) && plainByte[b[i]] {
+					i++
+				}
+				break
+			}
 			w := binary.LittleEndian.Uint64(b[i:])
-			if hasZeroByte(w^(lsb*'"'))|hasZeroByte(w^(lsb*'\\'))|((w-lsb*0x20)&^w&msb) != 0 {
+			if m := hasZeroByte(w^(lsb*'"')) | hasZeroByte(w^(lsb*'\\')) | ((w - lsb*0x20) &^ w & msb); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			i += 8
-		}
-		for i < len(b) && plainByte[b[i]] {
-			i++
 		}
 		if i >= len(b) {
 			s.i = i
