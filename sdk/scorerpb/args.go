@@ -140,7 +140,7 @@ type ArgsParser struct{ sh *shared }
 // Parse decodes b as ParseArgs does, sharing strings and boxes through a.
 // Once a holds maxNames of either, it starts afresh.
 func (a *ArgsParser) Parse(b []byte) (map[string]any, error) {
-	if a.sh == nil || len(a.sh.names) >= maxNames || len(a.sh.boxes) >= maxNames {
+	if a.sh == nil || a.sh.full() {
 		a.sh = newShared()
 	}
 	return parseArgs(b, a.sh)
@@ -160,10 +160,15 @@ func newShared() *shared {
 	return &shared{names: map[string]string{}, boxes: map[string]any{}}
 }
 
+// full reports whether sh shares as many strings or boxes as it may.
+func (sh *shared) full() bool {
+	return len(sh.names) >= maxNames || len(sh.boxes) >= maxNames
+}
+
 // putShared keeps sh for a later batch, unless it is full: then the next
 // batch starts afresh, with the strings of its own time.
 func (dc *Decoder) putShared(sh *shared) {
-	if len(sh.names) < maxNames && len(sh.boxes) < maxNames {
+	if !sh.full() {
 		dc.shared.Put(sh)
 	}
 }
