@@ -961,8 +961,8 @@ func (e *Engine) prepare(ctx context.Context, v *pass, ts *TurnSpec, cache *snap
 			return p.fail(ts.Pos, inputCode(err, "turns.read"), err)
 		}
 	}
-	before := e.readPart(ctx, p, ts.Root, ts.StateBefore, beforeSrc, cache)
-	after := e.readPart(ctx, p, ts.Root, ts.StateAfter, afterSrc, cache)
+	before := e.readPart(ctx, p, ts.StateBefore, beforeSrc, cache)
+	after := e.readPart(ctx, p, ts.StateAfter, afterSrc, cache)
 	record := !p.failed && v.run != nil
 	if record && p.prior != nil && p.prior.InputKey != "" {
 		// Recorded before: hash first, so an unchanged turn is not parsed.
@@ -1061,8 +1061,9 @@ type partSrc struct {
 }
 
 // readPart reads one state part; an unreadable or refused file (outside
-// root, not a regular file, over state.MaxFileSize) is recorded on the turn.
-func (e *Engine) readPart(ctx context.Context, p *prepared, root string, part Part, inline []byte, cache *snapshotCache) partSrc {
+// the turn's root, not a regular file, over state.MaxFileSize) is recorded
+// on the turn.
+func (e *Engine) readPart(ctx context.Context, p *prepared, part Part, inline []byte, cache *snapshotCache) partSrc {
 	switch {
 	case part.Empty():
 		return partSrc{}
@@ -1081,10 +1082,7 @@ func (e *Engine) readPart(ctx context.Context, p *prepared, root string, part Pa
 	}
 	// A snapshot file shared by many turns (one capture for a whole run) is
 	// read, hashed and parsed once, once it is known to be inside root.
-	realRoot := ""
-	if root == p.spec.Root {
-		realRoot = p.spec.realRoot
-	}
+	root, realRoot := p.spec.Root, p.spec.realRoot
 	if s, sha, ok := e.files.get(part.Path); ok && (root == "" || cache.inside(part.Path, root, realRoot)) {
 		return partSrc{sha: sha, snap: s, ok: true}
 	}
