@@ -115,7 +115,7 @@ func (s *Store) sqliteUpsertPackTasks(ctx context.Context, tasks []PackTask, tag
 	if err := tx.Commit(); err != nil {
 		return wrapf(packTasksWhat+": commit", err)
 	}
-	s.wal.committed(int64(len(tasks)) * 256)
+	s.wal.committed(int64(len(tasks)) * rowBytes)
 	return nil
 }
 
