@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -116,7 +115,7 @@ func (s *Store) sqliteUpsertPackTasks(ctx context.Context, tasks []PackTask, tag
 	if err := tx.Commit(); err != nil {
 		return wrapf(packTasksWhat+": commit", err)
 	}
-	s.wal.committed(int64(len(tasks)) * 256)
+	s.wal.committed(int64(len(tasks)) * rowBytes)
 	return nil
 }
 
@@ -127,9 +126,7 @@ func (s *Store) sqliteUpsertPackTasks(ctx context.Context, tasks []PackTask, tag
 // leaving it out stores the same rows. A stored row is not checked again
 // against the scorer CHECK: SyncScorerEnum never drops a scorer that a
 // stored task uses.
-func (s *Store) unstoredPackTasks(ctx context.Context, q interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}, tasks []PackTask, tags []string) ([]PackTask, []string, error) {
+func (s *Store) unstoredPackTasks(ctx context.Context, q querier, tasks []PackTask, tags []string) ([]PackTask, []string, error) {
 	type row struct {
 		company, scorer, tags string
 		weight                float64

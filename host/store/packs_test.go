@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,10 +44,7 @@ func TestUpsertPackTasksLeavesStoredRows(t *testing.T) {
 	} {
 		for _, b := range backends(t) {
 			t.Run(tc.name+"/"+b.name, func(t *testing.T) {
-				path := b.open(t)
-				if b.name == "sqlite" {
-					path = filepath.Join(t.TempDir(), "assay.db")
-				}
+				path := b.open(t) // SQLite: a plain file path, so path+"-wal" is its WAL
 				s := openStore(t, path)
 				tasks := base()
 				if err := s.UpsertPackTasks(ctx, tasks); err != nil {

@@ -215,10 +215,13 @@ func (s *Store) sqliteRecord(ctx context.Context, blobs []Blob, turns []TurnRow)
 	return nil
 }
 
+// rowBytes is about how many bytes a row's keys, hashes, numbers and times
+// are, for counting committed rows towards walSyncBytes.
+const rowBytes = 256
+
 // recordBytes is about how many bytes of rows blobs and turns are.
 func recordBytes(blobs []Blob, turns []TurnRow) int64 {
-	const row = 256 // keys, hashes, numbers, times
-	n := int64(row * (len(blobs) + len(turns)))
+	n := int64(rowBytes * (len(blobs) + len(turns)))
 	for i := range blobs {
 		n += int64(len(blobs[i].Data))
 	}
