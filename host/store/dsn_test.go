@@ -127,17 +127,18 @@ func TestOpenPostgresErrorHidesPassword(t *testing.T) {
 func TestSQLiteCacheSize(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name, query string
-		want        int
+		name, file, query string
+		want              int
 	}{
-		{"default", "", -sqliteCacheKiB},
-		{"from the url", "?_pragma=cache_size(-100)", -100},
+		{"default", "assay.db", "", -sqliteCacheKiB},
+		{"from the url", "assay.db", "?_pragma=cache_size(-100)", -100},
+		{"the word in the file name", "cache_size.db", "", -sqliteCacheKiB},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			s, err := Open(ctx, t.TempDir()+"/assay.db"+tt.query)
+			s, err := Open(ctx, t.TempDir()+"/"+tt.file+tt.query)
 			if err != nil {
 				t.Fatal(err)
 			}

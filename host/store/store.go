@@ -319,7 +319,7 @@ func rebindDollar(query string) string {
 // SQLite counts 2 MB; 1,000 KiB still holds a 10,000-turn run's indexes
 // (the same page reads), and past that the random blob keys miss either
 // size (docs/performance.md, "Verifying many small turns", ninth round).
-// A cache_size given in the database URL is kept.
+// A cache_size given in the database URL's query is kept.
 const sqliteCacheKiB = 1000
 
 func sqliteDSN(path string, busyTimeout time.Duration) string {
@@ -331,7 +331,7 @@ func sqliteDSN(path string, busyTimeout time.Duration) string {
 		"_pragma=wal_autocheckpoint(8192)",
 		"_txlock=immediate",
 	}
-	if !strings.Contains(strings.ToLower(path), "cache_size") {
+	if _, query, _ := strings.Cut(path, "?"); !strings.Contains(strings.ToLower(query), "cache_size") {
 		q = append(q, "_pragma=cache_size(-"+strconv.Itoa(sqliteCacheKiB)+")")
 	}
 	if !isSQLiteMemory(path) {
