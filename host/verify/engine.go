@@ -994,9 +994,9 @@ func (e *Engine) prepare(ctx context.Context, v *pass, ts *TurnSpec, cache *snap
 // from stored evidence must hash to the key it was stored under.
 func (e *Engine) parseTrace(ctx context.Context, p *prepared, inline []byte, record bool) bool {
 	ts := p.spec
-	name := ts.Pos.String()
-	if ts.TracePath != "" {
-		name = ts.TracePath
+	name := ts.TracePath
+	if name == "" {
+		name = ts.Pos.String()
 	}
 	src, err := e.openTrace(ctx, ts, inline)
 	if err != nil {
@@ -1145,7 +1145,17 @@ func (e *Engine) snapshot(p *prepared, part Part, src partSrc, cache *snapshotCa
 
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return hexString(sum[:])
+}
+
+// hexString is hex.EncodeToString of a sha256 sum with one allocation, not two.
+func hexString(sum []byte) string {
+	var buf [2 * sha256.Size]byte
+	if len(sum) != sha256.Size {
+		return hex.EncodeToString(sum)
+	}
+	hex.Encode(buf[:], sum)
+	return string(buf[:])
 }
 
 // fileCache remembers the last snapshot files read, by path, size and

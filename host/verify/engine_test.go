@@ -1,7 +1,10 @@
 package verify
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -736,5 +739,17 @@ func TestVerifyRecordFailureKeepsEarlierChunks(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int{1, 2, 3}, progress); diff != "" {
 		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+}
+
+func TestHexString(t *testing.T) {
+	for _, b := range [][]byte{nil, {0xab}, make([]byte, 31), bytes.Repeat([]byte{0x0f, 0xf0}, 16), make([]byte, 33)} {
+		if got, want := hexString(b), hex.EncodeToString(b); got != want {
+			t.Errorf("hexString(%x) = %q, want %q", b, got, want)
+		}
+	}
+	sum := sha256.Sum256([]byte("assay"))
+	if got, want := sha256Hex([]byte("assay")), hex.EncodeToString(sum[:]); got != want {
+		t.Errorf("sha256Hex = %q, want %q", got, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash"
@@ -118,7 +117,7 @@ func (t *evidenceTee) finish(kind string) (string, *store.Blob, error) {
 			return "", nil, err
 		}
 	}
-	sha := hex.EncodeToString(t.h.Sum(nil))
+	sha := hexString(t.h.Sum(nil))
 	if !t.keep {
 		return sha, nil, nil
 	}

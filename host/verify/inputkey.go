@@ -229,7 +229,7 @@ type turnMetrics struct {
 // inputKey is the sha256 of one turn's inputs (turnInput): a recorded turn
 // is reused only when its key is the same (docs/verify-engine.md).
 func (e *Engine) inputKey(info *taskInfo, ts *TurnSpec, traceSHA, beforeSHA, afterSHA string) string {
-	in := turnInput{Version: inputKeyVersion, Task: hex.EncodeToString(info.key[:]), Trace: traceSHA, Before: beforeSHA, After: afterSHA,
+	in := turnInput{Version: inputKeyVersion, Task: hexString(info.key[:]), Trace: traceSHA, Before: beforeSHA, After: afterSHA,
 		Metrics: turnMetrics{Candidate: ts.Candidate, Label: ts.Label, Persona: ts.Persona, LatencyS: ts.LatencyS,
 			CostUSD: ts.CostUSD, StartedAt: ts.StartedAt, FinishedAt: ts.FinishedAt}}
 	b, err := json.Marshal(in)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -29,16 +30,21 @@ type Pos struct {
 
 // String renders the position as file:line:col, leaving out unknown parts.
 func (p Pos) String() string {
+	if p.Line <= 0 {
+		return p.File
+	}
+	// One allocation: the turns of a run each name their position.
+	var num [20]byte
 	var b strings.Builder
+	b.Grow(len(p.File) + 2*len(num) + 2)
 	b.WriteString(p.File)
-	if p.Line > 0 {
-		if b.Len() > 0 {
-			b.WriteByte(':')
-		}
-		fmt.Fprintf(&b, "%d", p.Line)
-		if p.Col > 0 {
-			fmt.Fprintf(&b, ":%d", p.Col)
-		}
+	if b.Len() > 0 {
+		b.WriteByte(':')
+	}
+	b.Write(strconv.AppendInt(num[:0], int64(p.Line), 10))
+	if p.Col > 0 {
+		b.WriteByte(':')
+		b.Write(strconv.AppendInt(num[:0], int64(p.Col), 10))
 	}
 	return b.String()
 }

@@ -2,6 +2,8 @@ package diag
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -166,5 +168,40 @@ func TestRenderEscapesControlCharacters(t *testing.T) {
 		if c < 0x20 && c != '\n' || c == 0x7f || c >= 0x80 && c <= 0x9f {
 			t.Fatalf("Render output holds control character %U: %q", c, got)
 		}
+	}
+}
+
+// posString is Pos.String as it was written with fmt: the format every
+// diagnostic, results.json and the database show.
+func posString(p Pos) string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		if b.Len() > 0 {
+			b.WriteByte(':')
+		}
+		fmt.Fprintf(&b, "%d", p.Line)
+		if p.Col > 0 {
+			fmt.Fprintf(&b, ":%d", p.Col)
+		}
+	}
+	return b.String()
+}
+
+func TestPosString(t *testing.T) {
+	long := strings.Repeat("dir/", 40) + "turns.jsonl"
+	for _, p := range []Pos{
+		{}, {File: "a.yaml"}, {File: "a.yaml", Line: 3}, {File: "a.yaml", Line: 3, Col: 7},
+		{File: "a.yaml", Col: 7}, {Line: 12}, {Line: 12, Col: 1}, {File: "é.json", Line: -1, Col: 4},
+		{File: "x", Line: 5, Col: -2}, {File: long, Line: math.MaxInt, Col: math.MaxInt},
+		{File: "x", Line: 1000000, Col: 99},
+	} {
+		if got, want := p.String(), posString(p); got != want {
+			t.Errorf("%#v.String() = %q, want %q", p, got, want)
+		}
+	}
+	p := Pos{File: long, Line: 123456, Col: 78}
+	if n := testing.AllocsPerRun(100, func() { _ = p.String() }); n > 1 {
+		t.Errorf("Pos.String allocates %v times, want 1", n)
 	}
 }
