@@ -507,7 +507,7 @@ func decodeTurn(file, dir string, lineNo int, line []byte, defaultCandidate stri
 func decodeTurnTo(ts *TurnSpec, file, dir string, lineNo int, line []byte, defaultCandidate string) (*lineSpans, bool, diag.List) {
 	src := jsonpos.Source{File: file, Src: line, Line: lineNo}
 	pos := diag.Pos{File: file, Line: lineNo, Col: 1}
-	o := jsonpos.Options{BuildDepth: 1, AllowUnknownFields: true}
+	o := jsonpos.Options{BuildDepth: 1, AllowUnknownFields: true, Keys: lineKeys[:]}
 	var m metrics
 	root, err := jsonpos.Parse(line, o)
 	plain := false

@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -243,5 +245,144 @@ func TestReadFileRefusesNonRegular(t *testing.T) {
 		if _, err := ReadFile(p, 1<<20); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("ReadFile(%s) = %v, want not a regular file", p, err)
 		}
+	}
+}
+
+// treeText renders every field of a tree, for comparing trees.
+func treeText(n *Node) string {
+	var b strings.Builder
+	var walk func(n *Node, ind string)
+	walk = func(n *Node, ind string) {
+		fmt.Fprintf(&b, "%s%d [%d,%d) %q %v %v/%v\n", ind, n.Kind, n.Off, n.End, n.Text, n.Bool, n.Members == nil, n.Elems == nil)
+		for _, m := range n.Members {
+			fmt.Fprintf(&b, "%s%q@%d:\n", ind, m.Key, m.Off)
+			walk(m.Value, ind+"  ")
+		}
+		for _, e := range n.Elems {
+			walk(e, ind+"  ")
+		}
+	}
+	walk(n, "")
+	return b.String()
+}
+
+// TestParseTreesStandAlone: the parsers and buffers Parse recycles leave
+// nothing shared between trees. Each text's tree is the same parsed alone,
+// after other texts, and in parallel with them; nested objects and arrays
+// keep their own members and elements. It fails if a tree is built in, or
+// keeps, what the next Parse reuses.
+func TestParseTreesStandAlone(t *testing.T) {
+	many := `{` + strings.Repeat(`"k":[1,{"a":2}],`, 40) + `"z":{"y":[[],{},[{}]]}}`
+	srcs := []string{
+		`{"a":{"b":1,"c":[1,{"d":2},[3,4]]},"e":[{"f":{"g":"h"}}],"i":"j"}`,
+		`[1,[2,[3,[4,{"x":[5]}]]],{"y":{}},[]]`,
+		many,
+		`{"label":"t1","trace":[{"type":"done"}],"label":"t2"}`,
+		`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17,"r":18}`,
+		`{"a":[1,2,3`, // an error mid-way leaves the buffers dirty
+		`"\u0041"`,
+	}
+	opts := []Options{{}, {BuildDepth: 1}, {BuildDepth: 2, Keys: []string{"a", "label"}}}
+	alone := map[string]string{}
+	for _, o := range opts {
+		for _, s := range srcs {
+			n, err := Parse([]byte(s), o)
+			if err == nil {
+				alone[fmt.Sprint(o.BuildDepth, s)] = treeText(n)
+			}
+		}
+	}
+	var trees []*Node
+	var keys []string
+	for range 3 {
+		for _, o := range opts {
+			for _, s := range srcs {
+				if n, err := Parse([]byte(s), o); err == nil {
+					trees, keys = append(trees, n), append(keys, fmt.Sprint(o.BuildDepth, s))
+				}
+			}
+		}
+	}
+	for i, n := range trees {
+		if got := treeText(n); got != alone[keys[i]] {
+			t.Errorf("tree %d of %s after other parses:\n%s\nwant\n%s", i, keys[i], got, alone[keys[i]])
+		}
+	}
+	// As the parser before the buffers were recycled built it.
+	want := `5 [0,65) "" false false/true
+"a"@1:
+  5 [5,34) "" false false/true
+  "b"@6:
+    2 [10,11) "1" false true/true
+  "c"@12:
+    4 [16,33) "" false true/false
+      2 [17,18) "1" false true/true
+      5 [19,26) "" false false/true
+      "d"@20:
+        2 [24,25) "2" false true/true
+      4 [27,32) "" false true/false
+        2 [28,29) "3" false true/true
+        2 [30,31) "4" false true/true
+"e"@35:
+  4 [39,56) "" false true/false
+    5 [40,55) "" false false/true
+    "f"@41:
+      5 [45,54) "" false false/true
+      "g"@46:
+        3 [50,53) "h" false true/true
+"i"@57:
+  3 [61,64) "j" false true/true
+`
+	if got := alone[fmt.Sprint(0, srcs[0])]; got != want {
+		t.Errorf("Parse(%s):\n%s\nwant\n%s", srcs[0], got, want)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				for _, o := range opts {
+					for _, s := range srcs {
+						if n, err := Parse([]byte(s), o); err == nil && treeText(n) != alone[fmt.Sprint(o.BuildDepth, s)] {
+							t.Errorf("Parse(%s) in parallel differs", s)
+						}
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestParseKeys: a key in Options.Keys is that very string; any other key,
+// an escaped spelling of a known one and a string value equal to one are as
+// without Keys.
+func TestParseKeys(t *testing.T) {
+	known := []string{"label", "trace"}
+	src := []byte(`{"label":"label","lab\u0065l":1,"other":2,"trace":[],"trac":3}`)
+	n, err := Parse(src, Options{Keys: known})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := Parse(src, Options{})
+	if got, want := treeText(n), treeText(plain); got != want {
+		t.Errorf("with Keys:\n%s\nwant\n%s", got, want)
+	}
+	if unsafe.StringData(n.Members[0].Key) != unsafe.StringData(known[0]) || unsafe.StringData(n.Members[3].Key) != unsafe.StringData(known[1]) {
+		t.Errorf("a known key is a copy, not the string of Keys")
+	}
+	if unsafe.StringData(n.Members[1].Key) == unsafe.StringData(known[0]) || unsafe.StringData(n.Members[0].Value.Text) == unsafe.StringData(known[0]) {
+		t.Errorf("an escaped key or a string value is the string of Keys")
+	}
+}
+
+// TestParseLineAllocs: a turns line read one level deep, its keys known,
+// takes a block of nodes, its object's members and the strings of its
+// values: four allocations (it was 14).
+func TestParseLineAllocs(t *testing.T) {
+	src := []byte(`{"label":"t0000001","candidate":"c0000","latency_s":2,"trace":[{"type":"phase","phase":"skill_dispatch"},{"type":"done","reply":"ok","finalized":true}]}`)
+	o := Options{BuildDepth: 1, Keys: []string{"label", "candidate", "latency_s", "trace"}}
+	Parse(src, o) // the pool's first parser
+	if n := testing.AllocsPerRun(100, func() { Parse(src, o) }); n > 4 {
+		t.Errorf("Parse of a turns line allocates %v times, want at most 4", n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -57,6 +58,9 @@ type Options struct {
 	// AllowUnknownFields makes Decode ignore keys that name no field, as
 	// json.Unmarshal does.
 	AllowUnknownFields bool
+	// Keys are object keys the caller expects: a key equal to one of them
+	// is that string, not a copy of the bytes (a key costs no allocation).
+	Keys []string
 }
 
 // Parse reads exactly one JSON value from src, optionally surrounded by
@@ -66,7 +70,8 @@ func Parse(src []byte, o Options) (*Node, error) {
 	if o.MaxDepth <= 0 {
 		o.MaxDepth = DefaultMaxDepth
 	}
-	p := &parser{src: src, o: o}
+	p := parsers.Get().(*parser)
+	p.src, p.i, p.o = src, 0, o
 	n, err := p.value(0, true)
 	if err == nil {
 		p.space()
@@ -74,6 +79,7 @@ func Parse(src []byte, o Options) (*Node, error) {
 			err = p.fail("invalid character %s after top-level value", quoteChar(p.src[p.i]))
 		}
 	}
+	p.release()
 	if err != nil {
 		return nil, syntaxFromStdlib(src, err)
 	}
@@ -88,7 +94,62 @@ type parser struct {
 	o   Options
 	// scratch is the node of every value that is checked but not kept
 	// (deeper than BuildDepth): such a value costs no allocation.
-	scratch Node
+	scratch *Node
+	// nodes is where kept nodes are taken from, a block at a time, not one
+	// allocation each.
+	nodes []Node
+	// members and elems hold the members and elements of the objects and
+	// arrays being read, innermost last; a finished one's are copied out
+	// at their length (one allocation, none wasted on doubling).
+	members   []Member
+	elems     []*Node
+	memberBuf [16]Member
+	elemBuf   [16]*Node
+}
+
+// parsers recycles parsers and their buffers: a run parses a turns line
+// or two for every turn.
+var parsers = sync.Pool{New: func() any {
+	p := &parser{scratch: new(Node)}
+	p.members, p.elems = p.memberBuf[:0], p.elemBuf[:0]
+	return p
+}}
+
+// maxPooledBuf is the most members or elements a pooled parser's buffers
+// keep room for.
+const maxPooledBuf = 1024
+
+// release gives p back to parsers, holding nothing of the text or the tree
+// it read.
+func (p *parser) release() {
+	clear(p.members) // left by an error; a finished value clears its own
+	clear(p.elems)
+	if cap(p.members) > maxPooledBuf {
+		p.members = p.memberBuf[:0]
+	}
+	if cap(p.elems) > maxPooledBuf {
+		p.elems = p.elemBuf[:0]
+	}
+	p.members, p.elems = p.members[:0], p.elems[:0]
+	*p.scratch = Node{}
+	p.src, p.nodes, p.o = nil, nil, Options{}
+	parsers.Put(p)
+}
+
+// maxNodeBlock is the most nodes newNode allocates at once; the first
+// block is minNodeBlock, and each next one twice the last.
+const (
+	minNodeBlock = 8
+	maxNodeBlock = 64
+)
+
+// newNode is a new node at off, kept.
+func (p *parser) newNode(off int) *Node {
+	if len(p.nodes) == cap(p.nodes) {
+		p.nodes = make([]Node, 0, min(max(2*cap(p.nodes), minNodeBlock), maxNodeBlock))
+	}
+	p.nodes = append(p.nodes, Node{Off: off})
+	return &p.nodes[len(p.nodes)-1]
 }
 
 func (p *parser) fail(format string, args ...any) error {
@@ -121,10 +182,10 @@ func (p *parser) value(depth int, keep bool) (*Node, error) {
 	}
 	var n *Node
 	if keep {
-		n = &Node{Off: p.i}
+		n = p.newNode(p.i)
 	} else {
-		p.scratch = Node{Off: p.i}
-		n = &p.scratch
+		n = p.scratch
+		*n = Node{Off: p.i}
 	}
 	var err error
 	switch c := p.src[p.i]; {
@@ -136,7 +197,7 @@ func (p *parser) value(depth int, keep bool) (*Node, error) {
 		err = p.array(n, depth)
 	case c == '"':
 		n.Kind = String
-		n.Text, err = p.str(keep)
+		n.Text, err = p.str(keep, nil)
 	case c == 't' || c == 'f' || c == 'n':
 		err = p.literal(n)
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -164,13 +225,14 @@ func (p *parser) object(n *Node, depth int) error {
 	if p.o.RejectDuplicates && build {
 		seen = map[string]bool{}
 	}
+	start := len(p.members)
 	for {
 		p.space()
 		koff := p.i
 		if p.i >= len(p.src) || p.src[p.i] != '"' {
 			return p.fail("want an object key")
 		}
-		key, err := p.str(build)
+		key, err := p.str(build, p.o.Keys)
 		if err != nil {
 			return err
 		}
@@ -190,7 +252,7 @@ func (p *parser) object(n *Node, depth int) error {
 			seen[key] = true
 		}
 		if build {
-			n.Members = append(n.Members, Member{Key: key, Off: koff, Value: v})
+			p.members = append(p.members, Member{Key: key, Off: koff, Value: v})
 		}
 		p.space()
 		if p.i < len(p.src) && p.src[p.i] == ',' {
@@ -199,6 +261,11 @@ func (p *parser) object(n *Node, depth int) error {
 		}
 		if p.i < len(p.src) && p.src[p.i] == '}' {
 			p.i++
+			if build {
+				n.Members = append([]Member(nil), p.members[start:]...)
+				clear(p.members[start:]) // no node kept alive by the buffer
+				p.members = p.members[:start]
+			}
 			return nil
 		}
 		return p.fail("want ',' or '}' in an object")
@@ -213,13 +280,14 @@ func (p *parser) array(n *Node, depth int) error {
 		return nil
 	}
 	build := p.build(depth)
+	start := len(p.elems)
 	for {
 		e, err := p.value(depth+1, build)
 		if err != nil {
 			return err
 		}
 		if build {
-			n.Elems = append(n.Elems, e)
+			p.elems = append(p.elems, e)
 		}
 		p.space()
 		if p.i < len(p.src) && p.src[p.i] == ',' {
@@ -228,6 +296,11 @@ func (p *parser) array(n *Node, depth int) error {
 		}
 		if p.i < len(p.src) && p.src[p.i] == ']' {
 			p.i++
+			if build {
+				n.Elems = append([]*Node(nil), p.elems[start:]...)
+				clear(p.elems[start:])
+				p.elems = p.elems[:start]
+			}
 			return nil
 		}
 		return p.fail("want ',' or ']' in an array")
@@ -265,8 +338,9 @@ func (p *parser) number(n *Node, keep bool) error {
 }
 
 // str reads a JSON string at p.i (which holds the opening quote), returning
-// its value when keep is set.
-func (p *parser) str(keep bool) (string, error) {
+// its value when keep is set: the one of known equal to it, if any, else a
+// copy.
+func (p *parser) str(keep bool, known []string) (string, error) {
 	start := p.i
 	p.i++
 	escaped := false
@@ -280,7 +354,13 @@ func (p *parser) str(keep bool) (string, error) {
 				if !keep {
 					return "", nil
 				}
-				return string(raw[1 : len(raw)-1]), nil
+				text := raw[1 : len(raw)-1]
+				for _, k := range known {
+					if len(k) == len(text) && k == string(text) {
+						return k, nil
+					}
+				}
+				return string(text), nil
 			}
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
