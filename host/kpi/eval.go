@@ -216,11 +216,18 @@ func evalProgram(ctx context.Context, p cel.Program, act *Activation) (ref.Val, 
 	return p.ContextEval(ctx, act)
 }
 
-// Activation holds the variables of one turn, converted once and shared by
-// every check evaluated on the turn.
+// Activation holds the variables of one turn, each converted once, when an
+// expression first reads it, and shared by every check evaluated on the
+// turn. It is not safe for concurrent use.
 type Activation struct {
-	turn, task, state, before, scorer ref.Val
-	fits                              bool // every input within the estimate's size bounds
+	adapter types.Adapter
+	turn    *Turn
+	task    *Task
+	state   *companyos.Snapshot
+	before  *companyos.Snapshot
+	scorer  *Scorer
+	vals    [5]ref.Val // turn, task, state, before and scorer converted, when read
+	fits    bool       // every input within the estimate's size bounds
 }
 
 var _ interpreter.Activation = (*Activation)(nil)
@@ -232,19 +239,26 @@ func (a *Activation) Fits() bool { return a.fits }
 
 // ResolveName implements interpreter.Activation.
 func (a *Activation) ResolveName(name string) (any, bool) {
+	var i int
+	var native any
 	switch name {
 	case varTurn:
-		return a.turn, true
+		i, native = 0, a.turn
 	case varTask:
-		return a.task, true
+		i, native = 1, a.task
 	case varState:
-		return a.state, true
+		i, native = 2, a.state
 	case varBefore:
-		return a.before, true
+		i, native = 3, a.before
 	case varScorer:
-		return a.scorer, true
+		i, native = 4, a.scorer
+	default:
+		return nil, false
 	}
-	return nil, false
+	if a.vals[i] == nil {
+		a.vals[i] = a.adapter.NativeToValue(native)
+	}
+	return a.vals[i], true
 }
 
 // Parent implements interpreter.Activation.
@@ -283,8 +297,10 @@ func newActivation(task *pack.Task, in Input, fits *fitCache) (*Activation, erro
 	if in.CostUSD != nil {
 		t.CostUSD, t.CostKnown = *in.CostUSD, true
 	}
-	k := &Task{Label: in.Label, Persona: in.Persona}
-	if task != nil {
+	var k *Task
+	if task == nil {
+		k = &Task{Label: in.Label, Persona: in.Persona}
+	} else {
 		k = &Task{Label: task.Label, Persona: task.Persona, Scorer: string(task.Scorer),
 			Weight: task.Weight, Tags: task.SliceTags, KPIs: task.KPIs}
 		if t.Label == "" {
@@ -302,12 +318,6 @@ func newActivation(task *pack.Task, in Input, fits *fitCache) (*Activation, erro
 		before = &companyos.Snapshot{}
 	}
 	sc := &Scorer{Score: in.ScorerScore, Checks: in.ScorerChecks}
-	return &Activation{
-		turn:   adapter.NativeToValue(t),
-		task:   adapter.NativeToValue(k),
-		state:  adapter.NativeToValue(state),
-		before: adapter.NativeToValue(before),
-		scorer: adapter.NativeToValue(sc),
-		fits:   fitsEstimate(t, k, sc, state, before, fits),
-	}, nil
+	return &Activation{adapter: adapter, turn: t, task: k, state: state, before: before, scorer: sc,
+		fits: fitsEstimate(t, k, sc, state, before, fits)}, nil
 }

@@ -457,3 +457,31 @@ func TestCheckPackSharesAlikeChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateVariablesConvertedOnRead: the variables are converted when
+// an expression first reads them and kept for the turn's later checks; a
+// check reading one variable after another reading a different one gets
+// its own. It fails if a variable's converted value is kept in another's
+// place or read before it is converted.
+func TestEvaluateVariablesConvertedOnRead(t *testing.T) {
+	t.Parallel()
+	set, task := compileTask(t, NewChecker(),
+		&pack.CELCheck{Name: "scorer", Expr: "scorer.score >= 0.5"},
+		&pack.CELCheck{Name: "turn", Expr: "turn.label == 'invoice-1' && turn.finalized"},
+		&pack.CELCheck{Name: "state", Expr: "size(state.tasks) > size(before.tasks)"},
+		&pack.CELCheck{Name: "task", Expr: "task.label == 'invoice' && task.weight == 2.0"},
+		&pack.CELCheck{Name: "all", Expr: "turn.persona == 'finance' && task.kpis.priority_min == 2.0 && size(before.tasks) < size(state.tasks) && scorer.checks['task_created'] == 1.0"},
+		&pack.CELCheck{Name: "again", Expr: "scorer.score < 0.9 && turn.label != task.label"})
+	got := set.Evaluate(context.Background(), task, Input{
+		Turn: testTurn(), Label: "invoice-1", LatencyS: latency(12.5), State: testState(),
+		ScorerScore: 0.8, ScorerChecks: map[string]float64{"task_created": 1},
+	})
+	if len(got) != 6 {
+		t.Fatalf("Evaluate = %d results, want 6", len(got))
+	}
+	for _, r := range got {
+		if !r.Passed || r.Err != nil {
+			t.Errorf("check %s = %+v, want passed", r.Name, r)
+		}
+	}
+}
