@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -363,5 +364,77 @@ func TestPostgresPlainInsertsFirst(t *testing.T) {
 	got, err := s.PackTasks(ctx, "p")
 	if err != nil || len(got) != 2 || got[1].Weight != 2 {
 		t.Errorf("PackTasks() = %+v, %v; want b updated to weight 2", got, err)
+	}
+}
+
+// TestRecordTurnsBindsRowsAsAlone: a chunk's rows bind the values they
+// share with the row before as the same interface values (rowBoxes); every
+// column of every row, its SQLite type included, is what the row stores
+// written alone. The rows repeat and change each shared column's value in
+// turn (run, attempt, status, each score with nil, 0 and -0, checks and
+// failure tags with empty ones, scorer, snapshots, revision, epoch). It
+// fails if a value bound for one row is bound for another.
+func TestRecordTurnsBindsRowsAsAlone(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, storetest.SQLite(t))
+	chunk := beginRun(t, s)
+	alone, err := s.BeginRun(ctx, RunKey{Candidate: "alone", PackSHA256: "p", ScorerVersion: "v"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero, negZero, half, one := 0.0, math.Copysign(0, -1), 0.5, 1.0
+	scores := []*float64{&half, &half, nil, &one, &zero, &negZero, &negZero, &one, nil, nil, &half}
+	texts := [][]byte{[]byte(`[{"n":1}]`), []byte(`[{"n":1}]`), nil, []byte(`[]`), []byte(`[{"n":2}]`), nil, nil, []byte(`[{"n":1}]`)}
+	strs := []string{"a", "a", "", "b", "b", "a", "", ""}
+	statuses := []string{TurnScored, TurnScored, TurnUnscored, TurnMissing, TurnScored}
+	var rows []TurnRow
+	for i := range 60 {
+		rows = append(rows, TurnRow{Label: fmt.Sprintf("t%02d", i), Epoch: i % 3, Revision: i / 7 % 3, InputKey: fmt.Sprintf("k%d", i%4),
+			Status: statuses[i%len(statuses)], ProcessScore: scores[i%len(scores)], KPIScore: scores[(i+3)%len(scores)],
+			TurnScore: scores[i/2%len(scores)], Checks: texts[i%len(texts)], FailureTags: texts[(i+5)%len(texts)],
+			ScorerID: strs[i%len(strs)], ScorerSHA256: strs[(i+1)%len(strs)], StateBeforeSHA256: strs[i/3%len(strs)],
+			StateAfterSHA256: strs[(i+2)%len(strs)], Result: texts[(i+1)%len(texts)], TraceSHA256: strs[i%5],
+			MetricsSHA256: strs[i%6], Metrics: texts[i%3]})
+	}
+	for i := range rows {
+		r := rows[i]
+		r.RunID, r.Attempt = alone.ID, alone.Attempt
+		if err := s.InsertTurn(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		rows[i].RunID, rows[i].Attempt = chunk.ID, chunk.Attempt
+	}
+	if err := s.RecordTurns(ctx, nil, rows); err != nil {
+		t.Fatal(err)
+	}
+	read := func(run *Run) []string {
+		var cols []string
+		for _, c := range strings.Split(turnColumns, ",") {
+			if c = strings.TrimSpace(c); c != "run_id" && c != "created_at" {
+				cols = append(cols, "typeof("+c+")", "quote("+c+")")
+			}
+		}
+		q := `SELECT ` + strings.Join(cols, " || ' ' || ") + ` FROM company_eval_turns WHERE run_id = ? ORDER BY label, epoch, revision`
+		rs, err := s.db.QueryContext(ctx, q, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Close()
+		var out []string
+		for rs.Next() {
+			var v string
+			if err := rs.Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	want, got := read(alone), read(chunk)
+	if len(want) != len(rows) {
+		t.Fatalf("%d rows written alone, want %d", len(want), len(rows))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows recorded in one chunk (-alone +chunk):\n%s", diff)
 	}
 }

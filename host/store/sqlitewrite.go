@@ -193,17 +193,19 @@ func (s *Store) sqliteRecord(ctx context.Context, blobs []Blob, turns []TurnRow)
 	defer tx.Rollback()
 	now := s.sqliteTime(s.now())
 	keys := make([]byte, 0, len(blobs)*sha256.Size) // the chunk's keys, one allocation
+	var bx rowBoxes
 	err = s.sq.blobs.exec(ctx, tx, len(blobs), func(args []any, i int) []any {
 		b := &blobs[i]
 		start := len(keys)
 		keys = appendBlobKey(keys, b.SHA256)
-		return append(args, keys[start:len(keys):len(keys)], b.Kind, cmp.Or(b.Encoding, EncodingGzip), b.Size, b.Data, now)
+		return append(args, keys[start:len(keys):len(keys)], bx.str(0, b.Kind), bx.str(1, cmp.Or(b.Encoding, EncodingGzip)), b.Size, b.Data, now)
 	})
 	if err != nil {
 		return wrapf(evidenceWhat, err)
 	}
+	bx = rowBoxes{}
 	err = s.sq.turns.exec(ctx, tx, len(turns), func(args []any, i int) []any {
-		return turns[i].appendArgs(args, now)
+		return turns[i].appendArgs(args, now, &bx)
 	})
 	if err != nil {
 		return wrapf(turnsWhat, err)

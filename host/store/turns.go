@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -85,22 +86,75 @@ func (t *TurnRow) args(now time.Time) ([]any, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
-	return t.appendArgs(make([]any, 0, turnColumnCount), now), nil
+	return t.appendArgs(make([]any, 0, turnColumnCount), now, new(rowBoxes)), nil
 }
 
-// appendArgs appends the values of turnColumns of a checked turn.
-func (t *TurnRow) appendArgs(args []any, now any) []any {
-	return append(args, t.RunID, t.Label, t.Attempt, t.Status, nullFloat(t.ProcessScore), nullFloat(t.KPIScore), nullFloat(t.TurnScore),
-		jsonText(t.Checks, "[]"), jsonText(t.FailureTags, "[]"), t.ScorerID, t.ScorerSHA256,
-		t.StateBeforeSHA256, t.StateAfterSHA256, jsonText(t.Result, "{}"), now, max(t.Revision, 1), t.InputKey, max(t.Epoch, 1),
+// appendArgs appends the values of turnColumns of a checked turn, a value
+// equal to the one bound before it in its column (by the rows of bx) as
+// the same interface value.
+func (t *TurnRow) appendArgs(args []any, now any, bx *rowBoxes) []any {
+	return append(args, bx.int64(0, t.RunID), t.Label, bx.int(1, t.Attempt), bx.str(2, t.Status),
+		bx.float(3, t.ProcessScore), bx.float(4, t.KPIScore), bx.float(5, t.TurnScore),
+		bx.text(6, t.Checks, "[]"), bx.text(7, t.FailureTags, "[]"), bx.str(8, t.ScorerID), bx.str(9, t.ScorerSHA256),
+		bx.str(10, t.StateBeforeSHA256), bx.str(11, t.StateAfterSHA256), jsonText(t.Result, "{}"), now,
+		bx.int(12, max(t.Revision, 1)), t.InputKey, bx.int(13, max(t.Epoch, 1)),
 		t.TraceSHA256, t.MetricsSHA256, jsonBytes(t.Metrics, emptyBytes))
 }
 
-func nullFloat(f *float64) any {
+// rowBoxes are the values the rows of one write bound last in the columns
+// whose values rows share (a chunk's run, status, scorer, scores, checks
+// and failure tags), each kept with its interface value: a value equal to
+// the last is bound as that interface value, not boxed (allocated) again.
+// An equal value binds the same, so what is stored does not change.
+type rowBoxes struct {
+	strs [14]string
+	nums [14]uint64
+	vals [14]any
+}
+
+func (b *rowBoxes) str(col int, s string) any {
+	if b.vals[col] == nil || b.strs[col] != s {
+		b.strs[col], b.vals[col] = s, s
+	}
+	return b.vals[col]
+}
+
+// text is jsonText(raw, empty) boxed: a copy of raw only when it is not
+// the text bound last.
+func (b *rowBoxes) text(col int, raw []byte, empty string) any {
+	if len(raw) == 0 {
+		return b.str(col, empty)
+	}
+	if b.vals[col] == nil || b.strs[col] != string(raw) {
+		s := string(raw)
+		b.strs[col], b.vals[col] = s, s
+	}
+	return b.vals[col]
+}
+
+func (b *rowBoxes) int(col, v int) any {
+	if _, ok := b.vals[col].(int); !ok || b.nums[col] != uint64(v) {
+		b.nums[col], b.vals[col] = uint64(v), v
+	}
+	return b.vals[col]
+}
+
+func (b *rowBoxes) int64(col int, v int64) any {
+	if _, ok := b.vals[col].(int64); !ok || b.nums[col] != uint64(v) {
+		b.nums[col], b.vals[col] = uint64(v), v
+	}
+	return b.vals[col]
+}
+
+// float is *f, or nil for a nil f; a value compared bit for bit (-0 is not 0).
+func (b *rowBoxes) float(col int, f *float64) any {
 	if f == nil {
 		return nil
 	}
-	return *f
+	if _, ok := b.vals[col].(float64); !ok || b.nums[col] != math.Float64bits(*f) {
+		b.nums[col], b.vals[col] = math.Float64bits(*f), *f
+	}
+	return b.vals[col]
 }
 
 func floatPtr(f sql.NullFloat64) *float64 {
