@@ -136,10 +136,11 @@ func (p *parser) release() {
 	parsers.Put(p)
 }
 
-// maxNodeBlock is the most nodes newNode allocates at once; the first
-// block is minNodeBlock, and each next one twice the last.
+// newNode allocates nodes minNodeBlock at first (576 bytes, a size class:
+// a turns line's object and its usual members), then twice the last block,
+// at most maxNodeBlock.
 const (
-	minNodeBlock = 8
+	minNodeBlock = 6
 	maxNodeBlock = 64
 )
 
