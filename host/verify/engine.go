@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -1248,7 +1249,7 @@ func (e *Engine) scoreChunk(ctx context.Context, chunk []*prepared) {
 
 func (e *Engine) newCase(i int, p *prepared, id scorer.ID) *scorer.Case {
 	return &scorer.Case{
-		ID:          fmt.Sprintf("%d", i),
+		ID:          strconv.Itoa(i),
 		Task:        e.only(p.info.wire(), id),
 		Turn:        *p.turn,
 		StartedAt:   p.spec.StartedAt,
