@@ -136,11 +136,12 @@ func (p *parser) release() {
 	parsers.Put(p)
 }
 
-// newNode allocates nodes minNodeBlock at first (576 bytes, a size class:
-// a turns line's object and its usual members), then twice the last block,
-// at most maxNodeBlock.
+// newNode allocates nodes minNodeBlock at first (768 bytes, about what the
+// nodes and members of a turns line's object took one by one: the object
+// and up to seven members), then twice the last block, at most
+// maxNodeBlock.
 const (
-	minNodeBlock = 6
+	minNodeBlock = 8
 	maxNodeBlock = 64
 )
 
