@@ -136,10 +136,9 @@ func (p *parser) release() {
 	parsers.Put(p)
 }
 
-// newNode allocates nodes minNodeBlock at first (768 bytes, about what the
-// nodes and members of a turns line's object took one by one: the object
-// and up to seven members), then twice the last block, at most
-// maxNodeBlock.
+// The blocks newNode allocates: minNodeBlock nodes first (768 bytes, about
+// what a turns line's object and up to seven members took one by one),
+// then twice the last block, at most maxNodeBlock.
 const (
 	minNodeBlock = 8
 	maxNodeBlock = 64
