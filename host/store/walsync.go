@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"runtime"
 	"sync"
@@ -67,6 +68,10 @@ const walSyncBytes = 4 << 20
 // copy, as before.
 const walCheckpointBytes = 32 << 20
 
+// walCheckpointCacheKiB is the page cache of the syncer's connection,
+// which reads few pages itself.
+const walCheckpointCacheKiB = 64
+
 // newWALSyncer starts syncing the WAL of the database at dbPath and, when
 // db is not nil, checkpointing it while the run is young through a
 // connection of db's it holds until stop (so the checkpoints never take the
@@ -84,6 +89,11 @@ func newWALSyncer(ctx context.Context, dbPath string, db *sql.DB) *walSyncer {
 	if db != nil {
 		if conn, err := db.Conn(ctx); err == nil {
 			w.conn = conn // without it the WAL is only synced
+			// A checkpoint copies frames through a buffer of its own, not
+			// the page cache: the pages this connection read before (the
+			// migration's, say) need not stay resident while it is held.
+			_, _ = conn.ExecContext(ctx, `PRAGMA shrink_memory`)
+			_, _ = conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = -%d`, walCheckpointCacheKiB))
 		}
 	}
 	go w.loop()

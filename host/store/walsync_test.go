@@ -185,3 +185,22 @@ func TestWALSyncerKeepsPool(t *testing.T) {
 		defer c.Close()
 	}
 }
+
+// TestWALSyncerConnCache: the syncer's connection keeps a small page cache
+// (its checkpoints do not read through it), whatever the pool's is.
+func TestWALSyncerConnCache(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the WAL is synced in the background on Linux only")
+	}
+	s := openStore(t, filepath.Join(t.TempDir(), "assay.db"))
+	if s.wal == nil || s.wal.conn == nil {
+		t.Fatal("no WAL syncer with a connection of its own")
+	}
+	var got int
+	if err := s.wal.conn.QueryRowContext(context.Background(), `PRAGMA cache_size`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := -walCheckpointCacheKiB; got != want {
+		t.Errorf("the syncer's connection: cache_size = %d, want %d", got, want)
+	}
+}
