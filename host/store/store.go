@@ -212,7 +212,10 @@ func openSQLite(ctx context.Context, dsn string, o options) (*Store, error) {
 		err = s.start(ctx, o)
 		if err == nil {
 			if file := sqliteMainFile(ctx, s.db); file != "" {
-				s.wal = newWALSyncer(file)
+				// The syncer holds a connection of its own for its
+				// checkpoints: the pool keeps sqliteMaxConns for the rest.
+				s.db.SetMaxOpenConns(sqliteMaxConns + 1)
+				s.wal = newWALSyncer(ctx, file, s.db)
 			}
 			return s, nil
 		}

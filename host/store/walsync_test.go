@@ -64,7 +64,7 @@ func TestWALSyncerStop(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the WAL is synced in the background on Linux only")
 	}
-	w := newWALSyncer(filepath.Join(t.TempDir(), "none.db"))
+	w := newWALSyncer(context.Background(), filepath.Join(t.TempDir(), "none.db"), nil)
 	w.committed(walSyncBytes) // no WAL file: nothing synced, no error
 	w.stop()
 	w.stop()
@@ -78,5 +78,129 @@ func TestWALSyncerStop(t *testing.T) {
 	s := openStore(t, ":memory:")
 	if s.wal != nil {
 		t.Errorf("Open(:memory:) has a WAL syncer for %q", s.wal.path)
+	}
+}
+
+// TestWALCheckpointedWhileYoung: with the sync past walSyncBytes, a file
+// store also checkpoints, so the rows reach the database file while the
+// store is still open (without the checkpoint the file does not grow before
+// Close: WAL mode writes only the WAL); once more than walCheckpointBytes
+// of rows are committed, the WAL is synced but no longer checkpointed. It
+// fails without the checkpoint, with it done at every sync, or with the
+// bound left out.
+func TestWALCheckpointedWhileYoung(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the WAL is synced in the background on Linux only")
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "assay.db")
+	s := openStore(t, path)
+	w := s.wal
+	if w == nil || w.conn == nil {
+		t.Fatalf("Open(%q): no WAL syncer with a connection of its own", path)
+	}
+	run := beginRun(t, s)
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	const chunk = 50
+	next := 0
+	record := func() int64 { // chunks past walSyncBytes once; the bytes of rows recorded
+		turns, blobs := recordChunk(run, next, chunk)
+		per := recordBytes(blobs, turns)
+		n := int(walSyncBytes/per) + 1
+		for range n {
+			turns, blobs := recordChunk(run, next, chunk)
+			if err := s.RecordTurns(ctx, blobs, turns); err != nil {
+				t.Fatalf("RecordTurns(turns from %d) = %v", next, err)
+			}
+			next += chunk
+		}
+		return int64(n) * per
+	}
+	waitSyncs := func(want int32) {
+		for deadline := time.Now().Add(10 * time.Second); w.syncs.Load() < want && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		// The checkpoint follows the sync on the same goroutine.
+		for deadline := time.Now().Add(time.Second); w.ckpts.Load() < want && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	before := size()
+	rows := record()
+	waitSyncs(1)
+	if got := w.ckpts.Load(); got != 1 {
+		t.Fatalf("after %d bytes of rows: %d checkpoints, want 1", rows, got)
+	}
+	if grew := size() - before; grew < rows/2 {
+		t.Errorf("after %d bytes of rows and a checkpoint: the database file grew by %d bytes, want at least %d", rows, grew, rows/2)
+	}
+
+	w.total.Store(walCheckpointBytes) // as if the run had committed this much already
+	record()
+	for deadline := time.Now().Add(10 * time.Second); w.syncs.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close() = %v", err)
+	}
+	if got, want := [2]int32{w.syncs.Load(), w.ckpts.Load()}, [2]int32{2, 1}; got != want {
+		t.Errorf("past walCheckpointBytes: [syncs checkpoints] = %v, want %v", got, want)
+	}
+	for _, f := range []string{path + "-wal", path + "-shm"} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("after Close: stat %s = %v, want not exist", f, err)
+		}
+	}
+	s = openStore(t, path)
+	if got := len(storedTurns(t, s, run)); got != next {
+		t.Errorf("after reopening: %d turns stored, want %d", got, next)
+	}
+}
+
+// TestWALSyncerKeepsPool: the connection the syncer holds for its
+// checkpoints is not one of the sqliteMaxConns the store's other work can
+// hold at once.
+func TestWALSyncerKeepsPool(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the WAL is synced in the background on Linux only")
+	}
+	s := openStore(t, filepath.Join(t.TempDir(), "assay.db"))
+	if s.wal == nil || s.wal.conn == nil {
+		t.Fatal("no WAL syncer with a connection of its own")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i := range sqliteMaxConns {
+		c, err := s.DB().Conn(ctx)
+		if err != nil {
+			t.Fatalf("connection %d of %d: %v", i+1, sqliteMaxConns, err)
+		}
+		defer c.Close()
+	}
+}
+
+// TestWALSyncerConnCache: the syncer's connection keeps a small page cache
+// (its checkpoints do not read through it), whatever the pool's is.
+func TestWALSyncerConnCache(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the WAL is synced in the background on Linux only")
+	}
+	s := openStore(t, filepath.Join(t.TempDir(), "assay.db"))
+	if s.wal == nil || s.wal.conn == nil {
+		t.Fatal("no WAL syncer with a connection of its own")
+	}
+	var got int
+	if err := s.wal.conn.QueryRowContext(context.Background(), `PRAGMA cache_size`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := -walCheckpointCacheKiB; got != want {
+		t.Errorf("the syncer's connection: cache_size = %d, want %d", got, want)
 	}
 }
