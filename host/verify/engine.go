@@ -67,6 +67,7 @@ type Engine struct {
 	gzips     gzipPool               // the writers evidence is compressed with
 	blobSnaps blobSnapshots          // snapshots parsed from stored evidence
 	chunkRead func(turns int)        // tests: called when a pass has read a part of a chunk, with its turns
+	collect   func()                 // runtime.GC; tests: count the collections after a long pass
 }
 
 // taskInfo is a pack task with what its wire form does not share with the
@@ -358,6 +359,9 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	sort.Strings(out.Rescored)
 	sort.Strings(out.Retried)
 
+	if stream.total >= collectAfterTurns {
+		e.collectGarbage()
+	}
 	out.Results = v.inTaskOrder(e.cfg.Pack.Tasks)
 	turns := make([]score.Turn, len(out.Results))
 	for i := range out.Results {
@@ -370,6 +374,28 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	out.Summary = score.Summarize(in.Candidate, turns, th)
 	out.Summary.ScorerVersion = e.cfg.ScorerVersion
 	return out, nil
+}
+
+// collectAfterTurns is the length of a pass (turns of the pack's tasks)
+// from which it ends with a collection, before its results are put in task
+// order and summarized. What its turns in flight held is garbage then, and
+// the end's large allocations (the results, the summary's turns and tasks:
+// about 6 MB at 10,000 turns) otherwise land in a heap whose free pages
+// are scattered between the pass's live spans, so the heap grows by about
+// their size and sets the run's peak. A pass this long has had about ten
+// collections of its own, so one more is a small share of its collector's
+// work; the shorter passes of a run of many candidates (1,000 turns in
+// BenchmarkVerifyFlat100k) are left alone (docs/performance.md, "Verifying
+// many small turns").
+const collectAfterTurns = 4096
+
+// collectGarbage runs a collection and waits for it.
+func (e *Engine) collectGarbage() {
+	if e.collect != nil {
+		e.collect()
+		return
+	}
+	runtime.GC()
 }
 
 // passResults are a pass's turn results until it is summarized, each kept

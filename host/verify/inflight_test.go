@@ -173,3 +173,48 @@ func TestPassReadsChunksInParts(t *testing.T) {
 		})
 	}
 }
+
+// TestLongPassEndsWithACollection: a pass of collectAfterTurns turns of
+// the pack's tasks runs one collection between its last chunk and its
+// results in task order (so the end's large allocations reuse the pages
+// its turns in flight held); a shorter pass runs none (docs/performance.md,
+// "Verifying many small turns").
+func TestLongPassEndsWithACollection(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{collectAfterTurns, collectAfterTurns - 1} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			var tasks [][3]string
+			for i := range n {
+				tasks = append(tasks, [3]string{fmt.Sprintf("t%05d", i), "s", "k"})
+			}
+			p := onePack(tasks...)
+			tr := filepath.Join(t.TempDir(), "trace.ndjson")
+			writeFile(t, tr, `{"type":"done","reply":"ok","finalized":true}`+"\n")
+			in := &Input{Candidate: "c"}
+			for _, task := range p.Tasks {
+				in.Turns = append(in.Turns, TurnSpec{Candidate: "c", Label: task.Label, TracePath: tr, Pos: diag.Pos{File: tr}})
+			}
+			e, err := New(Config{Pack: p, Scorers: constScorer{}, Descriptions: map[scorer.ID]scorer.Description{"s": {ID: "s"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var collections int
+			e.collect = func() { collections++ }
+			out, err := e.Verify(context.Background(), in, Options{})
+			if err != nil {
+				t.Fatalf("Verify = %v", err)
+			}
+			if out.Summary.N != n {
+				t.Fatalf("verified %d turns, want %d", out.Summary.N, n)
+			}
+			want := 0
+			if n >= collectAfterTurns {
+				want = 1
+			}
+			if collections != want {
+				t.Errorf("collections after a pass of %d turns = %d, want %d", n, collections, want)
+			}
+		})
+	}
+}
