@@ -49,7 +49,7 @@ type Config struct {
 	HostVersion   string
 
 	BatchSize int // cases per plugin call; default 64
-	ChunkSize int // turns recorded together, in one transaction; default 256 (a pass scores them in halves: chunkParts)
+	ChunkSize int // turns recorded together, in one transaction; default 256 (a pass may score them in halves: chunkPartsFor)
 	Workers   int // parallel trace parsing and plugin calls; default 2*GOMAXPROCS
 
 	Progress func(done, total int) // called after each chunk
@@ -68,6 +68,7 @@ type Engine struct {
 	blobSnaps blobSnapshots          // snapshots parsed from stored evidence
 	chunkRead func(turns int)        // tests: called when a pass has read a part of a chunk, with its turns
 	collect   func()                 // runtime.GC; tests: count the collections after a long pass
+	parts     int                    // the parts a pass reads a chunk in: chunkPartsFor
 }
 
 // taskInfo is a pack task with what its wire form does not share with the
@@ -129,7 +130,9 @@ func New(cfg Config) (*Engine, error) {
 	cfg.tasks = nil
 	e := &Engine{cfg: cfg, tasks: ix.byLabel, upstreams: map[string][]scorer.ID{}, gzips: newGzipPool(cfg.Workers)}
 	shared := newWireShare(cfg.Pack)
+	called := map[scorer.ID]bool{} // the scorers the pack's turns are scored by, upstream ones included
 	for i, t := range cfg.Pack.Tasks {
+		called[t.Scorer] = true
 		w, err := shared.task(t)
 		if err != nil {
 			return nil, err
@@ -144,8 +147,12 @@ func New(cfg Config) (*Engine, error) {
 				return nil, fmt.Errorf("task %q: no installed scorer declares any of its KPI keys", t.Label)
 			}
 			e.upstreams[t.Label] = ups
+			for _, id := range ups {
+				called[id] = true
+			}
 		}
 	}
+	e.parts = chunkPartsFor(cfg.ChunkSize, cfg.BatchSize, len(called))
 	keyer := &taskKeyer{}
 	for _, t := range cfg.Pack.Tasks {
 		info := e.tasks[t.Label]
@@ -614,13 +621,27 @@ func passHatGate(g *pack.PassHatK) *score.PassHatGate {
 const chunksInFlight = 4
 
 // chunkParts is how many parts a pass reads, prepares, scores and
-// finishes a chunk in; the finished parts of a chunk are recorded
+// finishes a chunk in, when chunkPartsFor allows; the finished parts of a chunk are recorded
 // together, in one transaction, as the whole chunk was. The turns held
 // between reading and finishing are those of chunksInFlight parts, half
 // what whole chunks held, while the transactions (and so the WAL frames
 // a run writes) stay those of whole chunks (docs/performance.md,
 // "Verifying many small turns").
 const chunkParts = 2
+
+// chunkPartsFor is the parts a chunk is read in: chunkParts when a part
+// still fills a batch of every scorer called (a part of 128 turns, one
+// scorer: two batches of 64), else 1. A scorer is called once a batch of a
+// part (runJobs), so with many scorers a part would make more calls of
+// fewer cases each, which costs the plugin boundary more than the turns in
+// flight save (BenchmarkVerify10k: six scorers, about 43 turns each in a
+// chunk of 256).
+func chunkPartsFor(chunkSize, batchSize, scorers int) int {
+	if chunkSize/chunkParts >= batchSize*max(scorers, 1) {
+		return chunkParts
+	}
+	return 1
+}
 
 // chunkPart is a part of a chunk's turns; last says it ends its chunk: the
 // chunk is recorded once it is finished. A part that ends a chunk may hold
@@ -631,9 +652,9 @@ type chunkPart struct {
 }
 
 // partSizes are the sizes of the parts a chunk of n turns is read in:
-// chunkParts parts (fewer when n is smaller) that add up to n.
-func partSizes(n int) []int {
-	k := min(chunkParts, n)
+// parts parts (fewer when n is smaller) that add up to n.
+func partSizes(n, parts int) []int {
+	k := max(min(parts, n), 1)
 	sizes := make([]int, k)
 	for i := range sizes {
 		sizes[i] = n / k
@@ -663,7 +684,7 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 	var readErr error // the turns could not be read on: set before ready is closed
 	go func() {
 		defer close(ready)
-		sizes := partSizes(e.cfg.ChunkSize)
+		sizes := partSizes(e.cfg.ChunkSize, max(e.parts, 1))
 		for i := 0; ctx.Err() == nil; i = (i + 1) % len(sizes) {
 			select {
 			case slots <- struct{}{}:

@@ -218,3 +218,36 @@ func TestLongPassEndsWithACollection(t *testing.T) {
 		})
 	}
 }
+
+// TestChunkPartsFor: a chunk is read in parts only when a part still fills
+// a batch of every scorer the pack's turns call, so that parts never make
+// more plugin calls of fewer cases (docs/performance.md, "Verifying many
+// small turns"); New counts the upstream scorers too.
+func TestChunkPartsFor(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ chunk, batch, scorers, want int }{
+		{256, 64, 1, 2}, {256, 64, 2, 2}, {256, 64, 3, 1}, {256, 64, 6, 1},
+		{4, 1, 1, 2}, {4, 1, 2, 2}, {4, 1, 3, 1}, {1, 1, 1, 1}, {256, 64, 0, 2},
+	} {
+		if got := chunkPartsFor(c.chunk, c.batch, c.scorers); got != c.want {
+			t.Errorf("chunkPartsFor(%d, %d, %d) = %d, want %d", c.chunk, c.batch, c.scorers, got, c.want)
+		}
+	}
+	descs := map[scorer.ID]scorer.Description{"a": {ID: "a"}, "b": {ID: "b"}, "c": {ID: "c"}}
+	for _, c := range []struct {
+		scorers []string
+		want    int
+	}{{[]string{"a"}, 2}, {[]string{"a", "b"}, 2}, {[]string{"a", "b", "c"}, 1}} {
+		var tasks [][3]string
+		for i, id := range c.scorers {
+			tasks = append(tasks, [3]string{fmt.Sprintf("t%d", i), id, "k"})
+		}
+		e, err := New(Config{Pack: onePack(tasks...), Scorers: constScorer{}, Descriptions: descs, ChunkSize: 4, BatchSize: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.parts != c.want {
+			t.Errorf("New with scorers %v: parts = %d, want %d", c.scorers, e.parts, c.want)
+		}
+	}
+}
