@@ -307,9 +307,9 @@ func Overlap(a, b []float64) bool {
 // its scored epochs) and weight.
 func TaskMeans(turns []Turn) map[string]Sample {
 	g := byTask(turns)
-	out := make(map[string]Sample, len(g.order))
-	for _, k := range g.order {
-		t := g.by[k]
+	out := make(map[string]Sample, len(g.all))
+	for k := range g.all {
+		t := &g.all[k]
 		if m, ok := t.Mean(); ok && t.Label != "" {
 			out[t.Label] = Sample{Value: m, Weight: t.Weight}
 		}

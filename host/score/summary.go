@@ -176,10 +176,10 @@ func Summarize(candidate string, turns []Turn, th Thresholds) Summary {
 			s.Unscored++
 		default:
 			if ge(t.TurnScore, passAt) {
-				tasks.by[taskKey(i, t)].Passed++
+				tasks.of(i, t).Passed++
 			}
 		}
-		tasks.by[taskKey(i, t)].Ran++
+		tasks.of(i, t).Ran++
 		s.N++
 		if t.Finalized {
 			finalized++
@@ -216,27 +216,38 @@ func Summarize(candidate string, turns []Turn, th Thresholds) Summary {
 }
 
 // taskTurns are a candidate's turns grouped by task: the tasks in the order
-// of their first turn, each with its slice tags.
+// of their first turn, in one slice (no allocation a task: a run's summary
+// is made while its results are held; docs/performance.md, "Verifying many
+// small turns"), each with its slice tags.
 type taskTurns struct {
-	order []string
-	by    map[string]*TaskEpochs
-	tags  map[string][]string
+	all  []TaskEpochs     // in the order of their first turn
+	at   map[string]int   // index in all by taskKey
+	tags map[int][]string // by index in all: the slice tags of the tasks that have any
 }
+
+// of is the task of turns[i], t.
+func (g *taskTurns) of(i int, t Turn) *TaskEpochs { return &g.all[g.at[taskKey(i, t)]] }
 
 // byTask groups the scored turn scores by task label; a turn without a
 // label is a task of its own.
 func byTask(turns []Turn) taskTurns {
-	g := taskTurns{by: map[string]*TaskEpochs{}, tags: map[string][]string{}}
+	g := taskTurns{at: make(map[string]int, len(turns)), all: make([]TaskEpochs, 0, len(turns))}
 	for i, t := range turns {
 		key := taskKey(i, t)
-		te := g.by[key]
-		if te == nil {
-			te = &TaskEpochs{Label: t.Label, Weight: weightOf(t.Weight)}
-			g.by[key] = te
-			g.tags[key] = MergeTags(t.SliceTags)
-			g.order = append(g.order, key)
+		k, ok := g.at[key]
+		if !ok {
+			k = len(g.all)
+			g.all = append(g.all, TaskEpochs{Label: t.Label, Weight: weightOf(t.Weight)})
+			g.at[key] = k
+			if tags := MergeTags(t.SliceTags); len(tags) > 0 {
+				if g.tags == nil {
+					g.tags = map[int][]string{}
+				}
+				g.tags[k] = tags
+			}
 		}
 		if t.Status == StatusScored {
+			te := &g.all[k]
 			te.Scores = append(te.Scores, t.TurnScore)
 		}
 	}
@@ -255,17 +266,14 @@ func taskKey(i int, t Turn) string {
 // tasks, the tasks in the order of their first turn (with one epoch, every
 // sum runs in the order it always has).
 func (s *Summary) taskStats(g taskTurns, th Thresholds) {
-	labels := g.order
 	var (
 		wSum, wScore       float64
 		sliceW, sliceScore = map[string]float64{}, map[string]float64{}
 		sliceN             = map[string]int{}
 		samples            []Sample
-		all                = make([]TaskEpochs, 0, len(labels))
 	)
-	for _, l := range labels {
-		t := g.by[l]
-		all = append(all, *t)
+	for k := range g.all {
+		t := &g.all[k]
 		m, ok := t.Mean()
 		if !ok {
 			continue
@@ -273,7 +281,7 @@ func (s *Summary) taskStats(g taskTurns, th Thresholds) {
 		wSum += t.Weight
 		wScore += t.Weight * m
 		samples = append(samples, Sample{Value: m, Weight: t.Weight})
-		for _, tag := range g.tags[l] {
+		for _, tag := range g.tags[k] {
 			sliceN[tag] += len(t.Scores)
 			sliceW[tag] += t.Weight
 			sliceScore[tag] += t.Weight * m
@@ -286,7 +294,7 @@ func (s *Summary) taskStats(g taskTurns, th Thresholds) {
 		s.Slices[tag] = Slice{N: n, MeanScore: sliceScore[tag] / sliceW[tag]}
 	}
 	s.MeanScoreCI95 = Bootstrap(samples, th.Resamples, th.Seed)
-	r := Reliable(all)
+	r := Reliable(g.all)
 	s.Epochs, s.EpochsMin = r.MaxEpochs, r.MinEpochs
 	s.PassAtK, s.PassHatK, s.FlakyTasks = r.PassAtK, r.PassHatK, r.Flaky
 }

@@ -2,7 +2,9 @@ package score
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -228,5 +230,44 @@ func TestConsistentNumbersFullPrecision(t *testing.T) {
 	}
 	if !s.Gates.Passed {
 		t.Errorf("finalize_rate 2/3 against 0.666666667: gates %+v, want passed (compared at 9 decimals)", s.Gates)
+	}
+}
+
+// TestByTaskAllocatesNoTaskObjects: grouping a run's turns by task makes
+// no allocation a task beyond its scores (the tasks are one slice, the
+// slice tags a map only of the tasks that have any), so a 10,000-task
+// summary holds about 3 MB less while its results are held
+// (docs/performance.md, "Verifying many small turns"); and the tasks keep
+// their first turn's order and their own tags.
+func TestByTaskAllocatesNoTaskObjects(t *testing.T) {
+	const n = 2000
+	turns := make([]Turn, n)
+	for i := range turns {
+		turns[i] = Turn{Label: fmt.Sprintf("t%05d", n-i), Weight: 1, Status: StatusScored, TurnScore: 0.5}
+	}
+	turns[7].SliceTags = []string{"b", "a", "b"}
+	allocs := testing.AllocsPerRun(5, func() { byTask(turns) })
+	if max := float64(n) * 1.05; allocs > max { // one a task: its Scores
+		t.Errorf("byTask of %d tasks: %.0f allocations, want at most %.0f", n, allocs, max)
+	}
+	// 64 bytes a task in the slice, 8 of scores, a map slot: about 130
+	// (a task object, a map of tags for every task and the order were
+	// about 400).
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	byTask(turns)
+	runtime.ReadMemStats(&after)
+	if perTask := float64(after.TotalAlloc-before.TotalAlloc) / n; perTask > 200 {
+		t.Errorf("byTask of %d tasks: %.0f bytes allocated a task, want at most 200", n, perTask)
+	}
+	g := byTask(turns)
+	if len(g.all) != n || g.all[0].Label != turns[0].Label || g.all[n-1].Label != turns[n-1].Label {
+		t.Fatalf("byTask: %d tasks, first %q, last %q; want %d in the turns' order", len(g.all), g.all[0].Label, g.all[n-1].Label, n)
+	}
+	if diff := cmp.Diff(map[int][]string{7: {"a", "b"}}, g.tags); diff != "" {
+		t.Errorf("byTask tags (-want +got):\n%s", diff)
+	}
+	if te := g.of(7, turns[7]); te.Label != turns[7].Label {
+		t.Errorf("of(7) = %q, want %q", te.Label, turns[7].Label)
 	}
 }

@@ -50,7 +50,7 @@ type Config struct {
 	HostVersion   string
 
 	BatchSize int // cases per plugin call; default 64
-	ChunkSize int // turns scored and recorded together; default 256
+	ChunkSize int // turns recorded together, in one transaction; default 256 (a pass may score them in halves: chunkPartsFor)
 	Workers   int // parallel trace parsing and plugin calls; default 2*GOMAXPROCS
 
 	Progress func(done, total int) // called after each chunk
@@ -67,7 +67,9 @@ type Engine struct {
 	upstreams map[string][]scorer.ID // label of a task whose scorer needs upstream results -> its upstream scorers
 	gzips     gzipPool               // the writers evidence is compressed with
 	blobSnaps blobSnapshots          // snapshots parsed from stored evidence
-	chunkRead func()                 // tests: called when a pass has read a chunk's turns
+	chunkRead func(turns int)        // tests: called when a pass has read a part of a chunk, with its turns
+	collect   func()                 // runtime.GC; tests: count the collections after a long pass
+	parts     int                    // the parts a pass reads a chunk in: chunkPartsFor
 }
 
 // taskInfo is a pack task with what its wire form does not share with the
@@ -129,7 +131,9 @@ func New(cfg Config) (*Engine, error) {
 	cfg.tasks = nil
 	e := &Engine{cfg: cfg, tasks: ix.byLabel, upstreams: map[string][]scorer.ID{}, gzips: newGzipPool(cfg.Workers)}
 	shared := newWireShare(cfg.Pack)
+	called := map[scorer.ID]bool{} // the scorers the pack's turns are scored by, upstream ones included
 	for i, t := range cfg.Pack.Tasks {
+		called[t.Scorer] = true
 		w, err := shared.task(t)
 		if err != nil {
 			return nil, err
@@ -144,8 +148,12 @@ func New(cfg Config) (*Engine, error) {
 				return nil, fmt.Errorf("task %q: no installed scorer declares any of its KPI keys", t.Label)
 			}
 			e.upstreams[t.Label] = ups
+			for _, id := range ups {
+				called[id] = true
+			}
 		}
 	}
+	e.parts = chunkPartsFor(cfg.ChunkSize, cfg.BatchSize, len(called))
 	keyer := &taskKeyer{}
 	for _, t := range cfg.Pack.Tasks {
 		info := e.tasks[t.Label]
@@ -359,6 +367,9 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	sort.Strings(out.Rescored)
 	sort.Strings(out.Retried)
 
+	if stream.total >= collectAfterTurns {
+		e.collectGarbage()
+	}
 	out.Results = v.inTaskOrder(e.cfg.Pack.Tasks)
 	turns := make([]score.Turn, len(out.Results))
 	for i := range out.Results {
@@ -371,6 +382,28 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	out.Summary = score.Summarize(in.Candidate, turns, th)
 	out.Summary.ScorerVersion = e.cfg.ScorerVersion
 	return out, nil
+}
+
+// collectAfterTurns is the length of a pass (turns of the pack's tasks)
+// from which it ends with a collection, before its results are put in task
+// order and summarized. What its turns in flight held is garbage then, and
+// the end's large allocations (the results, the summary's turns and tasks:
+// about 6 MB at 10,000 turns) otherwise land in a heap whose free pages
+// are scattered between the pass's live spans, so the heap grows by about
+// their size and sets the run's peak. A pass this long has had about ten
+// collections of its own, so one more is a small share of its collector's
+// work; the shorter passes of a run of many candidates (1,000 turns in
+// BenchmarkVerifyFlat100k) are left alone (docs/performance.md, "Verifying
+// many small turns").
+const collectAfterTurns = 4096
+
+// collectGarbage runs a collection and waits for it.
+func (e *Engine) collectGarbage() {
+	if e.collect != nil {
+		e.collect()
+		return
+	}
+	runtime.GC()
 }
 
 // passResults are a pass's turn results until it is summarized, each kept
@@ -580,13 +613,58 @@ func passHatGate(g *pack.PassHatK) *score.PassHatGate {
 	return &score.PassHatGate{K: g.K, Value: g.Value}
 }
 
-// chunksInFlight bounds the chunks a pass holds between reading their
-// turns and finishing them: one read and prepared, two scored at once and
-// one scored and waiting to be finished, while the write of the chunk
-// before is in flight. The writes are the slowest stage, so more chunks
-// only wait longer in front of them, each holding its turns, parsed
+// chunksInFlight bounds the parts of chunks a pass holds between reading
+// their turns and finishing them: one read and prepared, two scored at
+// once and one scored and waiting to be finished, while the write of the
+// chunk before is in flight. The writes are the slowest stage, so more
+// parts only wait longer in front of them, each holding its turns, parsed
 // traces and results (docs/performance.md, "Verifying many small turns").
 const chunksInFlight = 4
+
+// chunkParts is how many parts a pass reads, prepares, scores and
+// finishes a chunk in, when chunkPartsFor allows; the finished parts of a chunk are recorded
+// together, in one transaction, as the whole chunk was. The turns held
+// between reading and finishing are those of chunksInFlight parts, half
+// what whole chunks held, while the transactions (and so the WAL frames
+// a run writes) stay those of whole chunks (docs/performance.md,
+// "Verifying many small turns").
+const chunkParts = 2
+
+// chunkPartsFor is the parts a chunk is read in: chunkParts when a part
+// still fills a batch of every scorer called (a part of 128 turns, one
+// scorer: two batches of 64), else 1. A scorer is called once a batch of a
+// part (runJobs), so with many scorers a part would make more calls of
+// fewer cases each, which costs the plugin boundary more than the turns in
+// flight save (BenchmarkVerify10k: six scorers, about 43 turns each in a
+// chunk of 256).
+func chunkPartsFor(chunkSize, batchSize, scorers int) int {
+	if chunkSize/chunkParts >= batchSize*max(scorers, 1) {
+		return chunkParts
+	}
+	return 1
+}
+
+// chunkPart is a part of a chunk's turns; last says it ends its chunk: the
+// chunk is recorded once it is finished. A part that ends a chunk may hold
+// no turns: the turns ended right after the chunk's other parts.
+type chunkPart struct {
+	turns []*prepared
+	last  bool
+}
+
+// partSizes are the sizes of the parts a chunk of n turns is read in:
+// parts parts (fewer when n is smaller) that add up to n.
+func partSizes(n, parts int) []int {
+	k := max(min(parts, n), 1)
+	sizes := make([]int, k)
+	for i := range sizes {
+		sizes[i] = n / k
+		if i < n%k {
+			sizes[i]++
+		}
+	}
+	return sizes
+}
 
 // scoreAll scores todo in chunks, in three overlapping stages: while
 // chunks are scored on the plugins, the next one's traces are parsed and the
@@ -603,34 +681,47 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 	// and finishing are bounded by the slots, whatever the channels
 	// between the stages hold.
 	slots := make(chan struct{}, chunksInFlight)
-	ready := make(chan []*prepared, 1)
+	ready := make(chan chunkPart, 1)
 	var readErr error // the turns could not be read on: set before ready is closed
 	go func() {
 		defer close(ready)
-		for ctx.Err() == nil {
+		sizes := partSizes(e.cfg.ChunkSize, max(e.parts, 1))
+		for i := 0; ctx.Err() == nil; i = (i + 1) % len(sizes) {
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
 				return
 			}
-			specs, err := turns.next(e.cfg.ChunkSize)
-			if err != nil || len(specs) == 0 {
-				readErr = err
+			specs, err := turns.next(sizes[i])
+			if err != nil {
+				readErr = err // the chunk's parts read before are not recorded: chunks are recorded whole
+				return
+			}
+			if len(specs) == 0 {
+				if i > 0 { // the turns ended inside a chunk: record its parts read before
+					select {
+					case ready <- chunkPart{last: true}:
+					case <-ctx.Done():
+					}
+				}
 				return
 			}
 			if e.chunkRead != nil {
-				e.chunkRead()
+				e.chunkRead(len(specs))
 			}
-			c := e.prepareChunk(ctx, v, specs)
+			c := chunkPart{turns: e.prepareChunk(ctx, v, specs), last: i == len(sizes)-1 || len(specs) < sizes[i]}
 			select {
 			case ready <- c:
 			case <-ctx.Done():
 				return
 			}
+			if len(specs) < sizes[i] {
+				return // the turns ended: the next read would find none
+			}
 		}
 	}()
 
-	scored := make(chan []*prepared, 1)
+	scored := make(chan chunkPart, 1)
 	recorded := make(chan error, 1)
 	go func() {
 		recorded <- e.recordChunks(ctx, cancel, v, turns.total, scored, slots)
@@ -639,7 +730,7 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 	// inFlight holds the chunks being scored, in order; its capacity and the
 	// one chunk the forwarder waits on bound them to two.
 	type scoring struct {
-		chunk []*prepared
+		chunk chunkPart
 		done  chan struct{}
 	}
 	inFlight := make(chan scoring, 1)
@@ -667,7 +758,9 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 		inFlight <- sc
 		go func() {
 			defer close(sc.done)
-			e.scoreChunk(ctx, sc.chunk)
+			if len(sc.chunk.turns) > 0 {
+				e.scoreChunk(ctx, sc.chunk.turns)
+			}
 		}()
 	}
 	for range ready { // interrupted: wait for the reading stage to stop
@@ -683,18 +776,24 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 	return ctx.Err()
 }
 
-// recordChunks finishes each scored chunk's turns and records them; an error
-// stops the run (the turns recorded so far stay, and a rerun resumes). One
-// chunk's write is in flight while the next chunk is finished: on Postgres
-// most of a write is the server's time, which finishing the next chunk
-// would otherwise wait for (docs/performance.md, "Postgres"). Chunks are
-// still written one at a time, in order.
+// recordChunks finishes each scored part's turns and records each chunk,
+// its parts together, once its last part is finished; an error stops the
+// run (the turns recorded so far stay, and a rerun resumes). One chunk's
+// write is in flight while the next chunk's parts are finished: on
+// Postgres most of a write is the server's time, which finishing the next
+// chunk would otherwise wait for (docs/performance.md, "Postgres").
+// Chunks are still written one at a time, in order; a chunk whose last
+// part never comes (the run was interrupted, or its turns could not be
+// read on) is not recorded, as a chunk read and scored whole was not.
 func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v *pass, total int,
-	scored <-chan []*prepared, slots <-chan struct{}) error {
+	scored <-chan chunkPart, slots <-chan struct{}) error {
 	n := 0
 	var failed error
 	var writing chan error // the write in flight, nil when none
 	var writingTurns int
+	var rows []store.TurnRow // the chunk's finished parts' rows and evidence, not yet recorded
+	var blobs []store.Blob
+	var turns int // the chunk's turns finished so far
 	await := func() {
 		if writing == nil {
 			return
@@ -714,13 +813,18 @@ func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v 
 			e.cfg.Progress(n, total)
 		}
 	}
-	for chunk := range scored {
+	for part := range scored {
 		if failed != nil || ctx.Err() != nil {
 			<-slots
 			continue // drain, so the scoring stage never blocks; an interrupted run records no more
 		}
-		w, err := e.finishChunk(ctx, v, chunk)
-		<-slots // the chunk is finished: what it held is its rows now
+		var err error
+		rows, blobs, err = e.finishChunk(ctx, v, part.turns, rows, blobs)
+		turns += len(part.turns)
+		<-slots // the part is finished: what it held is its rows now
+		if err == nil && !part.last {
+			continue // the chunk's next part is recorded with it
+		}
 		await()
 		if failed != nil || ctx.Err() != nil {
 			continue
@@ -730,7 +834,9 @@ func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v 
 			cancel()
 			continue
 		}
-		writing, writingTurns = make(chan error, 1), len(chunk)
+		writing, writingTurns = make(chan error, 1), turns
+		w := e.recordWrite(ctx, v, rows, blobs)
+		rows, blobs, turns = nil, nil, 0
 		if w == nil { // nothing to record: no store
 			writing <- nil
 			continue
@@ -741,12 +847,15 @@ func (e *Engine) recordChunks(ctx context.Context, cancel context.CancelFunc, v 
 	return failed
 }
 
-// finishChunk finishes a chunk's turns and returns the write that records
-// the ones scored (a reused turn is already recorded) with their evidence;
-// nil without a store.
-func (e *Engine) finishChunk(ctx context.Context, v *pass, chunk []*prepared) (write func() error, err error) {
-	rows := make([]store.TurnRow, 0, len(chunk))
-	blobs := make([]store.Blob, 0, 2*len(chunk)) // a trace and a metrics row a turn
+// finishChunk finishes a part of a chunk and appends to rows and blobs the
+// rows of the turns scored (a reused turn is already recorded) and their
+// evidence; nothing without a store.
+func (e *Engine) finishChunk(ctx context.Context, v *pass, chunk []*prepared, rows []store.TurnRow, blobs []store.Blob) ([]store.TurnRow, []store.Blob, error) {
+	if v.run != nil && rows == nil { // the chunk's first part: room for its other parts
+		n := min(chunkParts*len(chunk), e.cfg.ChunkSize)
+		rows = make([]store.TurnRow, 0, n)
+		blobs = make([]store.Blob, 0, 2*n) // a trace and a metrics row a turn
+	}
 	for _, p := range chunk {
 		k := p.spec.key()
 		if p.reused != nil {
@@ -770,13 +879,19 @@ func (e *Engine) finishChunk(ctx context.Context, v *pass, chunk []*prepared) (w
 		}
 		row, more, err := e.scoredRow(v, p, &r, blobs)
 		if err != nil {
-			return nil, err
+			return rows, blobs, err
 		}
 		blobs = more
 		rows = append(rows, row)
 	}
+	return rows, blobs, nil
+}
+
+// recordWrite is the write that records a chunk's rows with their
+// evidence; nil without a store.
+func (e *Engine) recordWrite(ctx context.Context, v *pass, rows []store.TurnRow, blobs []store.Blob) func() error {
 	if v.run == nil {
-		return nil, nil
+		return nil
 	}
 	candidate := v.candidate
 	return func() error {
@@ -786,7 +901,7 @@ func (e *Engine) finishChunk(ctx context.Context, v *pass, chunk []*prepared) (w
 			return fmt.Errorf("recording turns of %s: %w", candidate, err)
 		}
 		return nil
-	}, nil
+	}
 }
 
 // newPass is an empty pass of candidate, before its run is begun.
