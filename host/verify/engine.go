@@ -686,6 +686,7 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 	go func() {
 		defer close(ready)
 		sizes := partSizes(e.cfg.ChunkSize, max(e.parts, 1))
+		var cache *snapshotCache // one a chunk, shared by its parts: a snapshot's warnings are a chunk's
 		for i := 0; ctx.Err() == nil; i = (i + 1) % len(sizes) {
 			select {
 			case slots <- struct{}{}:
@@ -709,14 +710,24 @@ func (e *Engine) scoreAll(ctx context.Context, v *pass, turns *turnStream) error
 			if e.chunkRead != nil {
 				e.chunkRead(len(specs))
 			}
-			c := chunkPart{turns: e.prepareChunk(ctx, v, specs), last: i == len(sizes)-1 || len(specs) < sizes[i]}
+			if i == 0 {
+				cache = newSnapshotCache()
+			}
+			c := chunkPart{turns: e.prepareChunkWith(ctx, v, specs, cache), last: i == len(sizes)-1 || len(specs) < sizes[i]}
 			select {
 			case ready <- c:
 			case <-ctx.Done():
 				return
 			}
 			if len(specs) < sizes[i] {
-				return // the turns ended: the next read would find none
+				// The turns ended. One more read finds none, or finds that
+				// the file gave fewer turns than its index counted
+				// (errTurnsChanged): the pass then fails after recording
+				// what it read, as when a chunk is read whole.
+				if _, err := turns.next(sizes[i]); err != nil {
+					readErr = err
+				}
+				return
 			}
 		}
 	}()
@@ -996,8 +1007,18 @@ func turnRow(run *store.Run, r *TurnResult) (store.TurnRow, error) {
 
 // prepareChunk reads and parses a chunk's traces and snapshots in parallel.
 func (e *Engine) prepareChunk(ctx context.Context, v *pass, specs []*TurnSpec) []*prepared {
+	return e.prepareChunkWith(ctx, v, specs, newSnapshotCache())
+}
+
+func newSnapshotCache() *snapshotCache {
+	return &snapshotCache{m: map[string]*companyos.Snapshot{}}
+}
+
+// prepareChunkWith is prepareChunk with the chunk's snapshot cache: the
+// parts of a chunk share one, so a snapshot many of its turns share is
+// parsed, and its warnings reported, once a chunk.
+func (e *Engine) prepareChunkWith(ctx context.Context, v *pass, specs []*TurnSpec, cache *snapshotCache) []*prepared {
 	out := make([]*prepared, len(specs))
-	cache := &snapshotCache{m: map[string]*companyos.Snapshot{}}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for w := 0; w < min(e.cfg.Workers, len(specs)); w++ {
