@@ -3,10 +3,8 @@ package scorerpb
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
-	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -52,22 +50,16 @@ func marshalCases(buf []byte, cases []*sdk.Case, ls *listings) ([]byte, error) {
 		return r
 	}
 	var err error
-	ts := getBatchTasks()
-	defer putBatchTasks(ts)
 	for _, c := range cases {
-		task := ts.of(&c.Task)
 		buf = protowire.AppendTag(buf, 1, protowire.BytesType)
 		if buf, err = nested(buf, func(b []byte) ([]byte, error) {
 			var listed *argListing // nil: every argument
 			if ls != nil && len(c.Turn.ToolCalls) > 0 {
-				if task.listing == nil {
-					task.listing = ls.of(&c.Task)
-				}
-				if !task.listing.all {
-					listed = task.listing
+				if l := ls.of(&c.Task); !l.all {
+					listed = l
 				}
 			}
-			return appendCase(b, c, ts.bytes(task), ref(c.StateBefore), ref(c.StateAfter), listed)
+			return appendCase(b, c, ref(c.StateBefore), ref(c.StateAfter), listed)
 		}); err != nil {
 			return nil, fmt.Errorf("encoding case %q: %w", c.ID, err)
 		}
@@ -152,12 +144,12 @@ func appendBool(b []byte, num protowire.Number, v bool) []byte {
 	return appendVarint(b, num, 1)
 }
 
-// appendCase appends case c, whose task field (tag, length and message)
-// is task. Unless listed is nil, its tool calls carry only the arguments
-// listed names.
-func appendCase(b []byte, c *sdk.Case, task []byte, before, after string, listed *argListing) ([]byte, error) {
+// appendCase appends case c. Unless listed is nil, its tool calls carry
+// only the arguments listed names.
+func appendCase(b []byte, c *sdk.Case, before, after string, listed *argListing) ([]byte, error) {
 	b = appendStr(b, 1, c.ID)
-	b = append(b, task...)
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	b, _ = nested(b, func(b []byte) ([]byte, error) { return appendTask(b, &c.Task), nil })
 	b = protowire.AppendTag(b, 3, protowire.BytesType)
 	b, err := nested(b, func(b []byte) ([]byte, error) { return appendTurn(b, &c.Turn, listed) })
 	if err != nil {
@@ -176,94 +168,6 @@ func appendCase(b []byte, c *sdk.Case, task []byte, before, after string, listed
 		b = protowire.AppendBytes(b, m)
 	}
 	return b, nil
-}
-
-// batchTasks writes each distinct task of a batch once: the cases of a
-// batch mostly share their tasks (every candidate answers the same ones),
-// and a task's bytes (its KPI values, tool catalog and prompt) are often
-// most of a stripped case's. A later case whose task is the same (sameTask)
-// gets a copy of the bytes written for the first, which are the bytes
-// appendTask would write again; with them, the argument listing read for
-// that task (MarshalCasesFor), which depends on the task alone.
-type batchTasks struct {
-	last  map[string]int // by label, 1 + the index in tasks of the last task with it
-	tasks []batchTask
-	arena []byte // every task's bytes, one after another
-}
-
-// batchTask is one distinct task of a batch: the first case's, where its
-// bytes are in the arena, its argument listing once read, and 1 + the
-// index of the task before it with the same label (0: none).
-type batchTask struct {
-	t          *sdk.Task
-	start, end int
-	listing    *argListing
-	prev       int
-}
-
-// of returns the batch's entry for t: the one of an earlier case's task
-// that is the same, or a new one with t's bytes written.
-func (ts *batchTasks) of(t *sdk.Task) *batchTask {
-	last := ts.last[t.Label]
-	for i := last; i > 0; i = ts.tasks[i-1].prev {
-		if sameTask(ts.tasks[i-1].t, t) {
-			return &ts.tasks[i-1]
-		}
-	}
-	start := len(ts.arena)
-	ts.arena = protowire.AppendTag(ts.arena, 2, protowire.BytesType)
-	ts.arena, _ = nested(ts.arena, func(b []byte) ([]byte, error) { return appendTask(b, t), nil })
-	ts.tasks = append(ts.tasks, batchTask{t: t, start: start, end: len(ts.arena), prev: last})
-	ts.last[t.Label] = len(ts.tasks)
-	return &ts.tasks[len(ts.tasks)-1]
-}
-
-// batchTasksPool keeps a batch's tables for the next batch, which mostly
-// has as many tasks: their room is reused rather than grown again.
-var batchTasksPool = sync.Pool{New: func() any { return &batchTasks{last: map[string]int{}} }}
-
-func getBatchTasks() *batchTasks { return batchTasksPool.Get().(*batchTasks) }
-
-// putBatchTasks empties ts, keeping nothing of its batch (no case's task
-// stays reachable), and keeps it for another batch unless it grew past
-// what an ordinary batch needs.
-func putBatchTasks(ts *batchTasks) {
-	if len(ts.tasks) > maxPooledTasks || cap(ts.arena) > maxPooledArena {
-		return
-	}
-	clear(ts.last)
-	clear(ts.tasks)
-	ts.tasks = ts.tasks[:0]
-	ts.arena = ts.arena[:0]
-	batchTasksPool.Put(ts)
-}
-
-// maxPooledTasks and maxPooledArena bound the tables kept for another
-// batch.
-const (
-	maxPooledTasks = 1024
-	maxPooledArena = 1 << 20
-)
-
-// bytes is the task field of e: tag, length and message.
-func (ts *batchTasks) bytes(e *batchTask) []byte { return ts.arena[e.start:e.end] }
-
-// sameTask reports whether appendTask writes the same bytes for a and b
-// because they are the same task: every field equal, the KPI values by
-// being the same map (a map with the same entries that is another map is
-// written again, not compared).
-func sameTask(a, b *sdk.Task) bool {
-	return a.Label == b.Label && a.Persona == b.Persona && a.Prompt == b.Prompt &&
-		sameMap(a.KPIs, b.KPIs) &&
-		a.Safety.RequiresHuman == b.Safety.RequiresHuman &&
-		(a.Safety.MaxToolCalls == nil) == (b.Safety.MaxToolCalls == nil) &&
-		(a.Safety.MaxToolCalls == nil || *a.Safety.MaxToolCalls == *b.Safety.MaxToolCalls) &&
-		slices.Equal(a.ToolCatalog, b.ToolCatalog) && slices.Equal(a.SliceTags, b.SliceTags)
-}
-
-// sameMap reports whether a and b are the same map (or both nil).
-func sameMap(a, b map[string]json.RawMessage) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 func appendTask(b []byte, t *sdk.Task) []byte {
