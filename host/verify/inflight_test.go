@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/assay-eval/assay/host/store"
-	"github.com/assay-eval/assay/pkg/diag"
 	"github.com/assay-eval/assay/pkg/scorer"
 )
 
@@ -29,12 +28,7 @@ func TestPassBoundsChunksInFlight(t *testing.T) {
 		tasks = append(tasks, [3]string{fmt.Sprintf("t%02d", i), "s", "k"})
 	}
 	p := onePack(tasks...)
-	tr := filepath.Join(t.TempDir(), "trace.ndjson")
-	writeFile(t, tr, `{"type":"done","reply":"ok","finalized":true}`+"\n")
-	in := &Input{Candidate: "c"}
-	for _, task := range p.Tasks {
-		in.Turns = append(in.Turns, TurnSpec{Candidate: "c", Label: task.Label, TracePath: tr, Pos: diag.Pos{File: tr}})
-	}
+	in := finalizedInput(t, p)
 	release := make(chan struct{})
 	var hold sync.Once
 	e, err := New(Config{Pack: p, Scorers: constScorer{}, Descriptions: map[scorer.ID]scorer.Description{"s": {ID: "s"}},
@@ -90,12 +84,7 @@ func TestPassReadsChunksInParts(t *testing.T) {
 			}
 			p := onePack(tasks...)
 			dir := t.TempDir()
-			tr := filepath.Join(dir, "trace.ndjson")
-			writeFile(t, tr, `{"type":"done","reply":"ok","finalized":true}`+"\n")
-			in := &Input{Candidate: "c"}
-			for _, task := range p.Tasks {
-				in.Turns = append(in.Turns, TurnSpec{Candidate: "c", Label: task.Label, TracePath: tr, Pos: diag.Pos{File: tr}})
-			}
+			in := finalizedInput(t, p)
 			st := openStore(t, filepath.Join(dir, "assay.db"))
 			release := make(chan struct{})
 			var hold sync.Once
@@ -189,12 +178,7 @@ func TestLongPassEndsWithACollection(t *testing.T) {
 				tasks = append(tasks, [3]string{fmt.Sprintf("t%05d", i), "s", "k"})
 			}
 			p := onePack(tasks...)
-			tr := filepath.Join(t.TempDir(), "trace.ndjson")
-			writeFile(t, tr, `{"type":"done","reply":"ok","finalized":true}`+"\n")
-			in := &Input{Candidate: "c"}
-			for _, task := range p.Tasks {
-				in.Turns = append(in.Turns, TurnSpec{Candidate: "c", Label: task.Label, TracePath: tr, Pos: diag.Pos{File: tr}})
-			}
+			in := finalizedInput(t, p)
 			e, err := New(Config{Pack: p, Scorers: constScorer{}, Descriptions: map[scorer.ID]scorer.Description{"s": {ID: "s"}}})
 			if err != nil {
 				t.Fatal(err)
