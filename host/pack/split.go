@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
 
@@ -166,54 +167,73 @@ type parsedTask struct {
 	ok     bool      // false: the split cannot be trusted (parseTasks)
 }
 
-// splitBatch is how many tasks are parsed ahead of the decoding, at most
-// twice over; splitGroup is how many are parsed by one call of the YAML
-// parser, whose set-up costs as much as a task.
+// splitGroup is how many tasks are parsed by one call of the YAML parser,
+// whose set-up costs as much as a task; splitAhead is how many groups may
+// be parsed ahead of the decoding (64 tasks).
 const (
-	splitBatch = 32
 	splitGroup = 16
+	splitAhead = 4
 )
 
 // decodeTasks decodes the tasks of the split in order, each parsed, built,
 // decoded and validated against the task schema, then dropped. Parsing and
-// validating (most of the work) run on up to GOMAXPROCS goroutines, a batch
-// ahead of the decoding, which is sequential: it reports in task order.
+// validating (most of the work) run on up to GOMAXPROCS goroutines, each
+// taking the next group of tasks as soon as it is done with one, at most
+// splitAhead groups ahead of the decoding, which is sequential: it takes
+// the groups in order and reports in task order. (A batch of groups parsed
+// together, then decoded while the next batch parsed, left a core idle at
+// every batch's end: docs/performance.md, "Verifying many small turns".)
 func (d *decoder) decodeTasks(p *Pack, personas map[string]bool, labels map[string]labelUse) {
 	chunks := d.split.chunks
-	workers := min(runtime.GOMAXPROCS(0), (len(chunks)+splitGroup-1)/splitGroup)
-	parse := func(batch []parsedTask, from int) {
-		for g := 0; g < len(batch); g += splitGroup {
-			d.parseTasks(batch[g:min(g+splitGroup, len(batch))], from+g)
-		}
+	groups := (len(chunks) + splitGroup - 1) / splitGroup
+	ahead := min(splitAhead, groups)
+	slots := make([]parsedGroup, ahead)
+	for i := range slots {
+		slots[i] = parsedGroup{tasks: make([]parsedTask, splitGroup), ready: make(chan struct{}, 1)}
 	}
-	if workers > 1 {
-		parse = func(batch []parsedTask, from int) {
-			var wg sync.WaitGroup
-			for w := range workers {
-				wg.Go(func() {
-					for g := w * splitGroup; g < len(batch); g += workers * splitGroup {
-						d.parseTasks(batch[g:min(g+splitGroup, len(batch))], from+g)
-					}
-				})
+	// A token of free is a slot no group holds: a worker takes one before
+	// it takes the next group, and the decoding gives it back once the
+	// group is decoded. So the groups taken and not yet decoded are at most
+	// ahead consecutive ones, each in a slot of its own (group g in slot
+	// g % ahead).
+	free := make(chan struct{}, ahead)
+	for range ahead {
+		free <- struct{}{}
+	}
+	stop := make(chan struct{})
+	var taken atomic.Int64
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	for range max(1, min(runtime.GOMAXPROCS(0), groups)) {
+		wg.Go(func() {
+			for {
+				select {
+				case <-free:
+				case <-stop:
+					return
+				}
+				g := int(taken.Add(1) - 1)
+				if g >= groups {
+					return
+				}
+				s := &slots[g%ahead]
+				from := g * splitGroup
+				d.parseTasks(s.tasks[:min(splitGroup, len(chunks)-from)], from)
+				s.ready <- struct{}{}
 			}
-			wg.Wait()
-		}
+		})
 	}
 	loc := []string{"tasks", ""}
-	bufs := [2][]parsedTask{make([]parsedTask, splitBatch), make([]parsedTask, splitBatch)}
-	batchOf := func(k int) []parsedTask {
-		from := k * splitBatch
-		return bufs[k%2][:min(splitBatch, len(chunks)-from)]
-	}
-	parse(batchOf(0), 0)
-	for k := 0; k*splitBatch < len(chunks); k++ {
-		cur := batchOf(k)
-		var next sync.WaitGroup
-		if (k+1)*splitBatch < len(chunks) {
-			next.Go(func() { parse(batchOf(k+1), (k+1)*splitBatch) })
-		}
+	for g := range groups {
+		s := &slots[g%ahead]
+		<-s.ready
+		from := g * splitGroup
+		cur := s.tasks[:min(splitGroup, len(chunks)-from)]
 		for j := range cur {
-			i := k*splitBatch + j
+			i := from + j
 			pt := cur[j]
 			cur[j] = parsedTask{}
 			if !pt.ok {
@@ -232,11 +252,18 @@ func (d *decoder) decodeTasks(p *Pack, personas map[string]bool, labels map[stri
 			loc[1] = strconv.Itoa(i)
 			reportSchema(pt.schema, pt.item, loc, d)
 		}
-		next.Wait()
 		if d.splitFailed {
 			return
 		}
+		free <- struct{}{}
 	}
+}
+
+// parsedGroup is a group of tasks parsed ahead of the decoding: ready has
+// a value once they are.
+type parsedGroup struct {
+	tasks []parsedTask
+	ready chan struct{}
 }
 
 // parseTasks parses the lines of the tasks from chunk from on, one into
