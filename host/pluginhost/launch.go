@@ -128,8 +128,9 @@ func launchOnce(ctx context.Context, lc launchConfig) (in *instance, silent bool
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           lc.logger,
 		Stderr:           io.Discard,
-		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
+		GRPCDialOptions: append([]grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(scorerpb.MaxMessage), grpc.MaxCallSendMsgSize(scorerpb.MaxMessage))},
+			scorerpb.TransportDialOptions()...),
 	})
 	begin := time.Now()
 	proto, err := client.Client()

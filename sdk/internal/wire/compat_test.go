@@ -77,10 +77,18 @@ func compatCases() []*sdk.Case {
 // plugin shares decoded tasks and snapshots across batches, and the bytes
 // of a request go back to a pool once read). A current host says it reads
 // Check.evidence_from, which a previous plugin ignores and a current one
-// uses; a previous host does not, and gets every check's evidence.
+// uses; a previous host does not, and gets every check's evidence. A
+// current host and plugin use scorerpb's transport settings, a previous
+// one gRPC's defaults.
 func TestProtocolOnePluginsKeepWorking(t *testing.T) {
 	t.Parallel()
 	cases := compatCases()
+	// One case larger than HTTP/2's default window of 64 KB, so that a
+	// batch crosses flow control between ends with gRPC's default windows
+	// and ends with scorerpb.TransportWindow.
+	big := *cases[0]
+	big.ID, big.Turn.Answer = "big", strings.Repeat("found them ", 20000)
+	cases = append(cases, &big)
 	p := &Plugin{Impl: echoScorer{}, Desc: echoScorer{}.Describe(), Logger: hclog.NewNullLogger()}
 	servers := map[string]func() *grpc.Server{
 		"previous plugin": func() *grpc.Server {
@@ -128,9 +136,12 @@ func TestProtocolOnePluginsKeepWorking(t *testing.T) {
 			lis := bufconn.Listen(1 << 20)
 			srv := servers[sn]()
 			go srv.Serve(lis)
-			conn, err := grpc.NewClient("passthrough:///bufnet",
-				grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return lis.Dial() }),
-				grpc.WithTransportCredentials(insecure.NewCredentials()))
+			opts := []grpc.DialOption{grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return lis.Dial() }),
+				grpc.WithTransportCredentials(insecure.NewCredentials())}
+			if hn == "current host" { // the host's transport settings (pluginhost's launch)
+				opts = append(opts, scorerpb.TransportDialOptions()...)
+			}
+			conn, err := grpc.NewClient("passthrough:///bufnet", opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
