@@ -177,12 +177,13 @@ const (
 
 // decodeTasks decodes the tasks of the split in order, each parsed, built,
 // decoded and validated against the task schema, then dropped. Parsing and
-// validating (most of the work) run on up to GOMAXPROCS goroutines, each
-// taking the next group of tasks as soon as it is done with one, at most
-// splitAhead groups ahead of the decoding, which is sequential: it takes
-// the groups in order and reports in task order. (A batch of groups parsed
-// together, then decoded while the next batch parsed, left a core idle at
-// every batch's end: docs/performance.md, "Verifying many small turns".)
+// validating (most of the work) run on up to GOMAXPROCS goroutines (no
+// more than splitAhead), each taking the next group of tasks as soon as it
+// is done with one, at most splitAhead groups ahead of the decoding,
+// which is sequential: it takes the groups in order and reports in task
+// order. (A batch of groups parsed together, then decoded while the next
+// batch parsed, left a core idle at every batch's end: docs/performance.md,
+// "Verifying many small turns".)
 func (d *decoder) decodeTasks(p *Pack, personas map[string]bool, labels map[string]labelUse) {
 	chunks := d.split.chunks
 	groups := (len(chunks) + splitGroup - 1) / splitGroup
@@ -207,7 +208,7 @@ func (d *decoder) decodeTasks(p *Pack, personas map[string]bool, labels map[stri
 		close(stop)
 		wg.Wait()
 	}()
-	for range max(1, min(runtime.GOMAXPROCS(0), groups)) {
+	for range max(1, min(runtime.GOMAXPROCS(0), ahead)) { // a worker more than the slots would wait
 		wg.Go(func() {
 			for {
 				select {
@@ -273,6 +274,9 @@ type parsedGroup struct {
 // it can read them, else by yaml.v3 and the builder) and validated against
 // the task schema. It only reads d.
 func (d *decoder) parseTasks(out []parsedTask, from int) {
+	// out is a slot that held an earlier group: every return below that
+	// gives up leaves it not ok, not that group's tasks.
+	clear(out)
 	first, last := d.split.chunks[from], d.split.chunks[from+len(out)-1]
 	text := d.src[first.start:last.end]
 	lineOff := int(first.line) - 1

@@ -39,6 +39,14 @@ func TestSplitPipelineSameAsWhole(t *testing.T) {
 	problems = swap(problems, 3*splitAhead*splitGroup+2, "weight: 1.5", "weight: heavy")
 	problems = swap(problems, n-1, "persona: cto", "persona: ghost")
 	anchored := swap(problems, 4*splitAhead*splitGroup+9, "weight: 1.5", "weight: &w 1.5")
+	// The split given up in a group that reuses a slot (group splitAhead or
+	// later), through the paths that leave the group's tasks unwritten: a
+	// flow list running into the next item (the items miscounted) and a key
+	// indented too far (the YAML parser's error). A slot holding the tasks
+	// of the group splitAhead before must not pass for this group's.
+	late = (splitAhead+1)*splitGroup + 3
+	flowLate := swap(problems, late, "weight: 1.5", "slice_tags: [x,\n  - y]\n    weight: 1.5")
+	indentLate := swap(problems, late, "    weight: 1.5", "       weight: 1.5")
 	cases := []struct {
 		name  string
 		src   string
@@ -48,11 +56,24 @@ func TestSplitPipelineSameAsWhole(t *testing.T) {
 		{"duplicate labels", dup, 1},
 		{"problems", problems, 1},
 		{"anchor in a late task", anchored, 0},
+		{"flow list across items in a late group", flowLate, 0},
+		{"key indented too far in a late group", indentLate, 0},
+	}
+	for _, size := range []int{1, 2, splitGroup - 1, splitGroup, splitGroup + 1, splitAhead * splitGroup, splitAhead*splitGroup + 1} {
+		cases = append(cases, struct {
+			name  string
+			src   string
+			split int
+		}{fmt.Sprintf("%d tasks", size), string(generatedPack(size)), -1})
 	}
 	for _, c := range cases {
 		before := runtime.NumGoroutine()
 		checkSplitSame(t, c.name, []byte(c.src), c.split)
 		checkSplitSame(t, c.name+" (CRLF)", bytes.ReplaceAll([]byte(c.src), []byte("\n"), []byte("\r\n")), c.split)
+		// One worker: the decoding and the only worker take turns.
+		prev := runtime.GOMAXPROCS(1)
+		checkSplitSame(t, c.name+" (GOMAXPROCS 1)", []byte(c.src), c.split)
+		runtime.GOMAXPROCS(prev)
 		deadline := time.Now().Add(5 * time.Second)
 		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)

@@ -1,5 +1,8 @@
 package pluginhost
 
+// DialOptions are the gRPC options the host launches a plugin with.
+var DialOptions = dialOptions
+
 // PluginPIDs are the pids of the plugin processes h runs now, its shared
 // ones and the solo ones of batches being isolated: what a benchmark
 // counts as the plugins' CPU time.

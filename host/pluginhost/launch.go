@@ -128,9 +128,7 @@ func launchOnce(ctx context.Context, lc launchConfig) (in *instance, silent bool
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           lc.logger,
 		Stderr:           io.Discard,
-		GRPCDialOptions: append([]grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(scorerpb.MaxMessage), grpc.MaxCallSendMsgSize(scorerpb.MaxMessage))},
-			scorerpb.TransportDialOptions()...),
+		GRPCDialOptions:  dialOptions(),
 	})
 	begin := time.Now()
 	proto, err := client.Client()
@@ -219,4 +217,13 @@ func kpiKeys(ks []scorer.KPI) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// dialOptions are the host's gRPC options for a plugin's connection: the
+// protocol's message limit both ways and scorerpb's transport settings
+// (the flow-control windows the host grants).
+func dialOptions() []grpc.DialOption {
+	return append([]grpc.DialOption{grpc.WithDefaultCallOptions(
+		grpc.MaxCallRecvMsgSize(scorerpb.MaxMessage), grpc.MaxCallSendMsgSize(scorerpb.MaxMessage))},
+		scorerpb.TransportDialOptions()...)
 }

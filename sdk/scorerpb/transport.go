@@ -20,8 +20,14 @@ import "google.golang.org/grpc"
 // TransportWindow is the flow-control window a receiver grants, for a
 // stream and for the connection. It is fixed (gRPC's dynamic window and
 // its BDP pings are off) and larger than any batch of ordinary turns, so
-// a message is sent without waiting for WINDOW_UPDATE frames. It bounds
-// what a sender may have in flight unread, not what is allocated.
+// a message is sent without waiting for WINDOW_UPDATE frames. Nothing is
+// allocated by the window's size: it is how much a sender may send on a
+// stream before the receiver's reader has started on it (once a read
+// starts, gRPC opens the window to the whole message whatever its size).
+// The connection's window does not bound the streams' total: gRPC gives
+// it back as data arrives, not as it is read. So what a host may hold
+// unread is at most TransportWindow a call in flight, and only until its
+// answer's read starts (the host waits in it for every call it makes).
 const TransportWindow = 4 << 20
 
 // TransportDialOptions are the host's transport settings for a plugin's

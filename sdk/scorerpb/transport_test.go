@@ -1,6 +1,7 @@
 package scorerpb_test
 
 import (
+	"io"
 	"net"
 	"path/filepath"
 	"testing"
@@ -39,7 +40,7 @@ func TestTransportDialOptions(t *testing.T) {
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(time.Minute)) // never a hang, not a timing
 	preface := make([]byte, len(http2.ClientPreface))
-	if _, err := conn.Read(preface); err != nil || string(preface) != http2.ClientPreface {
+	if _, err := io.ReadFull(conn, preface); err != nil || string(preface) != http2.ClientPreface {
 		t.Fatalf("client preface = %q, %v", preface, err)
 	}
 	fr := http2.NewFramer(conn, conn)
