@@ -144,13 +144,11 @@ func Plugins(p *Plugin) map[int]plugin.PluginSet {
 }
 
 // GRPCServerFunc builds the plugin's gRPC server with message limits large
-// enough for big batches and the transport settings of
-// scorerpb.TransportServerOptions. Calls run on a few long-lived workers rather than
-// a new goroutine each, so the stack a batch's decoding grows serves the
-// next batch.
+// enough for big batches and scorerpb's transport settings. Calls run on a
+// few long-lived workers rather than a new goroutine each, so the stack a
+// batch's decoding grows serves the next batch.
 func GRPCServerFunc(opts []grpc.ServerOption) *grpc.Server {
 	opts = append(opts, grpc.MaxRecvMsgSize(scorerpb.MaxMessage), grpc.MaxSendMsgSize(scorerpb.MaxMessage), grpc.ForceServerCodecV2(scorerpb.RawCodec{}),
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))))
-	opts = append(opts, scorerpb.TransportServerOptions()...)
-	return grpc.NewServer(opts...)
+	return grpc.NewServer(append(opts, scorerpb.TransportServerOptions()...)...)
 }
