@@ -47,11 +47,12 @@ func TestSplitPipelineSameAsWhole(t *testing.T) {
 	late = (splitAhead+1)*splitGroup + 3
 	flowLate := swap(problems, late, "weight: 1.5", "slice_tags: [x,\n  - y]\n    weight: 1.5")
 	indentLate := swap(problems, late, "    weight: 1.5", "       weight: 1.5")
-	cases := []struct {
+	type pipeCase struct {
 		name  string
 		src   string
-		split int
-	}{
+		split int // as checkSplitSame's want
+	}
+	cases := []pipeCase{
 		{"clean", base, 1},
 		{"duplicate labels", dup, 1},
 		{"problems", problems, 1},
@@ -60,11 +61,7 @@ func TestSplitPipelineSameAsWhole(t *testing.T) {
 		{"key indented too far in a late group", indentLate, 0},
 	}
 	for _, size := range []int{1, 2, splitGroup - 1, splitGroup, splitGroup + 1, splitAhead * splitGroup, splitAhead*splitGroup + 1} {
-		cases = append(cases, struct {
-			name  string
-			src   string
-			split int
-		}{fmt.Sprintf("%d tasks", size), string(generatedPack(size)), -1})
+		cases = append(cases, pipeCase{fmt.Sprintf("%d tasks", size), string(generatedPack(size)), -1})
 	}
 	for _, c := range cases {
 		before := runtime.NumGoroutine()
