@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -46,6 +47,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			defer f.Close()
 			if pprof.StartCPUProfile(f) == nil {
 				defer pprof.StopCPUProfile()
+			}
+		}
+	}
+	if path := os.Getenv("ASSAY_EXECTRACE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			defer f.Close()
+			if trace.Start(f) == nil {
+				defer trace.Stop()
 			}
 		}
 	}

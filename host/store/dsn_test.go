@@ -120,19 +120,26 @@ func TestOpenPostgresErrorHidesPassword(t *testing.T) {
 	}
 }
 
-// TestSQLiteCacheSize: every pooled SQLite connection gets the smaller page
-// cache (sqliteCacheKiB), and a cache_size in the database URL wins. The
-// driver runs the _pragma list sorted, so the URL's value sorts before the
-// store's ("-100)" < "-1000)"): were both given, the store's would win.
-func TestSQLiteCacheSize(t *testing.T) {
+// TestSQLiteURLSettingsKept: every pooled SQLite connection gets the
+// store's page cache (sqliteCacheKiB) and WAL checkpoint interval
+// (sqliteAutocheckpointPages), and a cache_size or wal_autocheckpoint in the
+// database URL wins. The driver runs the _pragma list sorted, so each URL
+// value here sorts before the store's ("-100)" < "-1000)", "(100)" <
+// "(32768)"): were both given, the store's would win.
+func TestSQLiteURLSettingsKept(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name, file, query string
-		want              int
+		name, pragma, file, query string
+		want                      int
 	}{
-		{"default", "assay.db", "", -sqliteCacheKiB},
-		{"from the url", "assay.db", "?_pragma=cache_size(-100)", -100},
-		{"the word in the file name", "cache_size.db", "", -sqliteCacheKiB},
+		{"cache default", "cache_size", "assay.db", "", -sqliteCacheKiB},
+		{"cache from the url", "cache_size", "assay.db", "?_pragma=cache_size(-100)", -100},
+		{"cache the word in the file name", "cache_size", "cache_size.db", "", -sqliteCacheKiB},
+		{"checkpoint default", "wal_autocheckpoint", "assay.db", "", sqliteAutocheckpointPages},
+		{"checkpoint from the url", "wal_autocheckpoint", "assay.db", "?_pragma=wal_autocheckpoint(100)", 100},
+		{"checkpoint from the url, upper case", "wal_autocheckpoint", "assay.db", "?_pragma=WAL_AUTOCHECKPOINT(100)", 100},
+		{"checkpoint the word in the file name", "wal_autocheckpoint", "wal_autocheckpoint.db", "", sqliteAutocheckpointPages},
+		{"checkpoint with the cache from the url", "wal_autocheckpoint", "assay.db", "?_pragma=cache_size(-100)", sqliteAutocheckpointPages},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,11 +159,11 @@ func TestSQLiteCacheSize(t *testing.T) {
 				}
 				conns = append(conns, c)
 				var got int
-				if err := c.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&got); err != nil {
+				if err := c.QueryRowContext(ctx, "PRAGMA "+tt.pragma).Scan(&got); err != nil {
 					t.Fatal(err)
 				}
 				if got != tt.want {
-					t.Errorf("connection %d: PRAGMA cache_size = %d, want %d", i, got, tt.want)
+					t.Errorf("connection %d: PRAGMA %s = %d, want %d", i, tt.pragma, got, tt.want)
 				}
 			}
 			for _, c := range conns {

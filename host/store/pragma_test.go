@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -21,7 +22,7 @@ func TestSQLiteRecordingPragmas(t *testing.T) {
 		"journal_mode":       "wal",
 		"synchronous":        "1", // NORMAL
 		"temp_store":         "2", // MEMORY
-		"wal_autocheckpoint": "8192",
+		"wal_autocheckpoint": strconv.Itoa(sqliteAutocheckpointPages),
 		"foreign_keys":       "1",
 	}
 	for name, w := range want {

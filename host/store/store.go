@@ -325,17 +325,32 @@ func rebindDollar(query string) string {
 // A cache_size given in the database URL's query is kept.
 const sqliteCacheKiB = 1000
 
+// sqliteAutocheckpointPages is SQLite's wal_autocheckpoint: the WAL's
+// size in pages (128 MiB with 4 KiB pages; SQLite's default is 1,000) at
+// which the commit that passes it checkpoints the WAL and lets it start
+// again from its beginning. On Linux the store's WAL syncer checkpoints
+// every few megabytes of rows beside the recorder, so this commit finds
+// only what came after the last of those to copy and fsync; elsewhere it
+// is SQLite's only checkpoint before the close, copying each page once
+// however many commits rewrote it (docs/storage.md, "Recording").
+// A wal_autocheckpoint given in the database URL's query is kept.
+const sqliteAutocheckpointPages = 32768
+
 func sqliteDSN(path string, busyTimeout time.Duration) string {
 	q := []string{
 		"_pragma=busy_timeout(" + strconv.FormatInt(busyTimeout.Milliseconds(), 10) + ")",
 		"_pragma=foreign_keys(1)",
 		"_pragma=synchronous(NORMAL)",
 		"_pragma=temp_store(MEMORY)",
-		"_pragma=wal_autocheckpoint(8192)",
 		"_txlock=immediate",
 	}
-	if _, query, _ := strings.Cut(path, "?"); !strings.Contains(strings.ToLower(query), "cache_size") {
+	_, query, _ := strings.Cut(path, "?")
+	query = strings.ToLower(query)
+	if !strings.Contains(query, "cache_size") {
 		q = append(q, "_pragma=cache_size(-"+strconv.Itoa(sqliteCacheKiB)+")")
+	}
+	if !strings.Contains(query, "wal_autocheckpoint") {
+		q = append(q, "_pragma=wal_autocheckpoint("+strconv.Itoa(sqliteAutocheckpointPages)+")")
 	}
 	if !isSQLiteMemory(path) {
 		q = append(q, "_pragma=journal_mode(WAL)")

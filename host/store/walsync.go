@@ -21,19 +21,23 @@ import (
 // checkpoint's fsync finds little left to write. It only adds fsyncs: what
 // a commit and a checkpoint guarantee is unchanged.
 //
-// While the run is young it also checkpoints after each sync (PASSIVE, on
-// a connection it holds: it copies the frames committed so far into the
-// database file and fsyncs it, and never takes the write lock, so the
-// recorder goes on). The checkpoint when the store closes then copies and
-// fsyncs only what was committed since, where it used to copy a
-// 10,000-turn run's whole WAL (about 20 MB of pages) after the last turn.
+// After each sync it also checkpoints (PASSIVE, on a connection it holds:
+// it copies the frames committed so far into the database file and fsyncs
+// it, and never takes the write lock, so the recorder goes on). So the
+// checkpoint when the store closes copies and fsyncs only what was
+// committed since the last sync, where it used to copy a 10,000-turn run's
+// whole WAL (about 20 MB of pages) after the last turn; and on a long run
+// the copies and fsyncs are done here, beside the recorder, instead of in
+// the commit that takes the WAL past wal_autocheckpoint pages, which held
+// the recorder (and the run behind it) up for a fsync of the database file
+// each WAL cycle: 16% of a 300,000-turn run's wall time on this project's
+// machine. A passive checkpoint cannot let the WAL start again from its
+// beginning while the recorder keeps appending, so SQLite's own checkpoint
+// still does that, at 32,768 pages (sqliteAutocheckpointPages), once a
+// cycle, finding only the frames committed since the last sync to copy.
 // A checkpoint is SQLite's own operation, as crash-safe as the one it
-// runs itself; an interrupted one is redone from the WAL.
-// Only the first walCheckpointBytes of rows are checkpointed so: a page a
-// run keeps rewriting (the blob key index's leaves) is copied once a
-// checkpoint, so checkpoints every few megabytes through a long run would
-// copy it many times a WAL cycle, where SQLite's own (wal_autocheckpoint)
-// copy it once (docs/performance.md, "Verifying many small turns").
+// runs itself; an interrupted one is redone from the WAL
+// (docs/performance.md, "Twelfth round").
 //
 // A failed fsync here is not reported: the WAL's pages are still SQLite's
 // to sync, and Linux reports a write-back error to every open file
@@ -46,8 +50,7 @@ type walSyncer struct {
 	quit    chan struct{} // closed by stop
 	done    chan struct{} // closed when the goroutine has returned
 
-	conn  *sql.Conn    // the connection the checkpoints use; nil: none
-	total atomic.Int64 // bytes committed in all
+	conn *sql.Conn // the connection the checkpoints use; nil: none
 
 	stopOnce sync.Once
 	syncs    atomic.Int32 // fsyncs done (tests)
@@ -55,25 +58,21 @@ type walSyncer struct {
 }
 
 // walSyncBytes is how many bytes of rows are committed between two syncs
-// (the WAL grows by more: every page a commit changes is written whole).
-// Each fsync also commits the file system's journal, so one a chunk would
-// cost more CPU than it saves; the checkpoint is left about this much.
+// and checkpoints (the WAL grows by more: every page a commit changes is
+// written whole; a chunk of a long run writes about two pages a turn). The
+// smaller it is, the less the commit's own checkpoint finds left to copy
+// and fsync once a WAL cycle, and the more often a page rewritten through
+// the run (the turns table's last page, a hot index page) is copied; each
+// fsync also commits the file system's journal. 2 MiB took a 1M run no
+// faster than 4 and used more CPU and memory (docs/performance.md).
 const walSyncBytes = 4 << 20
-
-// walCheckpointBytes bounds the rows a store checkpoints in the background
-// for: a sync asked for once more than this many bytes of rows are
-// committed checkpoints nothing. A 10,000-turn verify commits 16–20 MiB of
-// rows (four syncs); by 32 MiB SQLite's own checkpoint (wal_autocheckpoint)
-// has folded the WAL back once, and the close finds at most a WAL cycle to
-// copy, as before.
-const walCheckpointBytes = 32 << 20
 
 // walCheckpointCacheKiB is the page cache of the syncer's connection,
 // which reads few pages itself.
 const walCheckpointCacheKiB = 64
 
 // newWALSyncer starts syncing the WAL of the database at dbPath and, when
-// db is not nil, checkpointing it while the run is young through a
+// db is not nil, checkpointing it after each sync through a
 // connection of db's it holds until stop (checkpoints on the pool's
 // connections raised a verify's peak by about 3.5 MB, most likely by taking
 // the one the recorder had used so that it filled a second page cache); nil (no
@@ -107,7 +106,6 @@ func (w *walSyncer) committed(n int64) {
 	if w == nil {
 		return
 	}
-	w.total.Add(n)
 	if w.pending.Add(n) < walSyncBytes {
 		return
 	}
@@ -147,7 +145,7 @@ func (w *walSyncer) loop() {
 			w.syncs.Add(1)
 		}
 		f.Close()
-		if w.conn != nil && w.total.Load() <= walCheckpointBytes {
+		if w.conn != nil {
 			w.checkpoint()
 		}
 	}
