@@ -128,6 +128,13 @@ func TestOpenPostgresErrorHidesPassword(t *testing.T) {
 // "(32768)"): were both given, the store's would win.
 func TestSQLiteURLSettingsKept(t *testing.T) {
 	t.Parallel()
+	// Off Linux no syncer checkpoints beside the recorder: SQLite's own
+	// checkpoint stays at the interval measured there.
+	for goos, want := range map[string]int{"linux": 32768, "darwin": 8192, "windows": 8192} {
+		if got := autocheckpointPages(goos); got != want {
+			t.Errorf("autocheckpointPages(%q) = %d, want %d", goos, got, want)
+		}
+	}
 	tests := []struct {
 		name, pragma, file, query string
 		want                      int
@@ -140,6 +147,10 @@ func TestSQLiteURLSettingsKept(t *testing.T) {
 		{"checkpoint from the url, upper case", "wal_autocheckpoint", "assay.db", "?_pragma=WAL_AUTOCHECKPOINT(100)", 100},
 		{"checkpoint the word in the file name", "wal_autocheckpoint", "wal_autocheckpoint.db", "", sqliteAutocheckpointPages},
 		{"checkpoint with the cache from the url", "wal_autocheckpoint", "assay.db", "?_pragma=cache_size(-100)", sqliteAutocheckpointPages},
+		{"checkpoint from the url, encoded", "wal_autocheckpoint", "assay.db", "?_pragma=wal%5Fautocheckpoint(100)", 100},
+		{"checkpoint from the url, with the schema", "wal_autocheckpoint", "assay.db", "?_pragma=main.wal_autocheckpoint(100)", 100},
+		{"checkpoint from the url, with =", "wal_autocheckpoint", "assay.db", "?_pragma=wal_autocheckpoint%3D100", 100},
+		{"checkpoint only read in the url", "wal_autocheckpoint", "assay.db", "?_pragma=wal_autocheckpoint", sqliteAutocheckpointPages},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -325,16 +326,25 @@ func rebindDollar(query string) string {
 // A cache_size given in the database URL's query is kept.
 const sqliteCacheKiB = 1000
 
-// sqliteAutocheckpointPages is SQLite's wal_autocheckpoint: the WAL's
-// size in pages (128 MiB with 4 KiB pages; SQLite's default is 1,000) at
-// which the commit that passes it checkpoints the WAL and lets it start
-// again from its beginning. On Linux the store's WAL syncer checkpoints
-// every few megabytes of rows beside the recorder, so this commit finds
-// only what came after the last of those to copy and fsync; elsewhere it
-// is SQLite's only checkpoint before the close, copying each page once
+// sqliteAutocheckpointPages is SQLite's wal_autocheckpoint: the WAL's size
+// in pages at which the commit that passes it checkpoints the WAL (SQLite's
+// default is 1,000). A checkpoint only copies; the next write transaction
+// starts the WAL again from its beginning once a checkpoint has copied all
+// of it, which the commit's own always does (nothing else commits while
+// it runs). On Linux the store's WAL syncer checkpoints every few megabytes
+// of rows beside the recorder, so this commit comes once every 32,768
+// pages (128 MiB with 4 KiB pages) and finds only what came after the last
+// of those to copy and fsync; elsewhere it is SQLite's only checkpoint
+// before the close, and stays at 8,192 pages, where each copies a page once
 // however many commits rewrote it (docs/storage.md, "Recording").
-// A wal_autocheckpoint given in the database URL's query is kept.
-const sqliteAutocheckpointPages = 32768
+var sqliteAutocheckpointPages = autocheckpointPages(runtime.GOOS)
+
+func autocheckpointPages(goos string) int {
+	if goos == "linux" {
+		return 32768
+	}
+	return 8192
+}
 
 func sqliteDSN(path string, busyTimeout time.Duration) string {
 	q := []string{
@@ -344,12 +354,10 @@ func sqliteDSN(path string, busyTimeout time.Duration) string {
 		"_pragma=temp_store(MEMORY)",
 		"_txlock=immediate",
 	}
-	_, query, _ := strings.Cut(path, "?")
-	query = strings.ToLower(query)
-	if !strings.Contains(query, "cache_size") {
+	if !dsnSetsPragma(path, "cache_size") {
 		q = append(q, "_pragma=cache_size(-"+strconv.Itoa(sqliteCacheKiB)+")")
 	}
-	if !strings.Contains(query, "wal_autocheckpoint") {
+	if !dsnSetsPragma(path, "wal_autocheckpoint") {
 		q = append(q, "_pragma=wal_autocheckpoint("+strconv.Itoa(sqliteAutocheckpointPages)+")")
 	}
 	if !isSQLiteMemory(path) {
@@ -360,6 +368,38 @@ func sqliteDSN(path string, busyTimeout time.Duration) string {
 		sep = "&"
 	}
 	return path + sep + strings.Join(q, "&")
+}
+
+// dsnSetsPragma reports whether the database URL's query (after its first
+// "?", as the driver reads it) has a _pragma that sets name: a value in
+// parentheses or after "=", the name in any case, with or without a schema
+// ("main.cache_size(-100)"). The store's own setting of it is then left
+// out: the driver runs the _pragma list sorted, so both given would leave
+// whichever sorts last.
+func dsnSetsPragma(dsn, name string) bool {
+	pos := strings.IndexRune(dsn, '?')
+	if pos < 0 {
+		return false
+	}
+	q, err := url.ParseQuery(dsn[pos+1:])
+	if err != nil {
+		return false
+	}
+	for _, v := range q["_pragma"] {
+		v = strings.ToLower(strings.TrimSpace(v))
+		i := strings.IndexAny(v, "(=")
+		if i < 0 {
+			continue // reads the value, sets nothing
+		}
+		key := strings.TrimSpace(v[:i])
+		if _, after, ok := strings.Cut(key, "."); ok {
+			key = after
+		}
+		if key == name {
+			return true
+		}
+	}
+	return false
 }
 
 func isSQLiteMemory(path string) bool {

@@ -21,23 +21,29 @@ import (
 // checkpoint's fsync finds little left to write. It only adds fsyncs: what
 // a commit and a checkpoint guarantee is unchanged.
 //
-// After each sync it also checkpoints (PASSIVE, on a connection it holds:
-// it copies the frames committed so far into the database file and fsyncs
-// it, and never takes the write lock, so the recorder goes on). So the
+// After a sync it also checkpoints (PASSIVE, on a connection it holds: it
+// copies the frames committed so far into the database file and fsyncs it,
+// and never takes the write lock, so the recorder goes on): after each one
+// while the run is young, then after every second (checkpointDue). So the
 // checkpoint when the store closes copies and fsyncs only what was
-// committed since the last sync, where it used to copy a 10,000-turn run's
-// whole WAL (about 20 MB of pages) after the last turn; and on a long run
+// committed since the last of them, where it used to copy a 10,000-turn
+// run's whole WAL (about 20 MB of pages) after the last turn; and on a long run
 // the copies and fsyncs are done here, beside the recorder, instead of in
 // the commit that takes the WAL past wal_autocheckpoint pages, which held
-// the recorder (and the run behind it) up for a fsync of the database file
-// each WAL cycle: 16% of a 300,000-turn run's wall time on this project's
-// machine. A passive checkpoint cannot let the WAL start again from its
-// beginning while the recorder keeps appending, so SQLite's own checkpoint
-// still does that, at 32,768 pages (sqliteAutocheckpointPages), once a
-// cycle, finding only the frames committed since the last sync to copy.
-// A checkpoint is SQLite's own operation, as crash-safe as the one it
-// runs itself; an interrupted one is redone from the WAL
-// (docs/performance.md, "Twelfth round").
+// the recorder (and the run behind it) up for two fsyncs each WAL cycle:
+// 16% of a 300,000-turn run's wall time on this project's machine. A
+// checkpoint only copies; the WAL starts again from its beginning at the
+// next write transaction once a checkpoint has copied all of it. One that
+// runs while the recorder keeps committing rarely gets there (it does when
+// it ends between two commits), so SQLite's own, in the commit that passes
+// sqliteAutocheckpointPages (32,768 on Linux), still makes sure of it once
+// a cycle, finding only the frames committed since the last sync to copy.
+// When the two meet, the later one gets SQLITE_BUSY at once and copies
+// nothing (the commit's is tried again at the next commit), so the WAL can
+// grow a little past that size, or further behind a reader that holds an
+// old snapshot, as before. A checkpoint is SQLite's own operation, as
+// crash-safe as the one it runs itself; an interrupted one is redone from
+// the WAL (docs/performance.md, "Twelfth round").
 //
 // A failed fsync here is not reported: the WAL's pages are still SQLite's
 // to sync, and Linux reports a write-back error to every open file
@@ -50,11 +56,13 @@ type walSyncer struct {
 	quit    chan struct{} // closed by stop
 	done    chan struct{} // closed when the goroutine has returned
 
-	conn *sql.Conn // the connection the checkpoints use; nil: none
+	conn   *sql.Conn    // the connection the checkpoints use; nil: none
+	total  atomic.Int64 // bytes of rows committed in all
+	mature int          // syncs asked for past walYoungBytes (the loop's)
 
 	stopOnce sync.Once
 	syncs    atomic.Int32 // fsyncs done (tests)
-	ckpts    atomic.Int32 // checkpoints done (tests)
+	ckpts    atomic.Int32 // checkpoints done, not busy (tests)
 }
 
 // walSyncBytes is how many bytes of rows are committed between two syncs
@@ -66,6 +74,21 @@ type walSyncer struct {
 // fsync also commits the file system's journal. 2 MiB took a 1M run no
 // faster than 4 and used more CPU and memory (docs/performance.md).
 const walSyncBytes = 4 << 20
+
+// walYoungBytes and walMatureEvery: each sync is followed by a checkpoint
+// until the run has committed walYoungBytes of rows (a 10,000-turn verify
+// of one-turn answers commits 16–20 MiB, so its close finds at most 4 MiB
+// of rows' frames to copy), and every walMatureEvery-th after that (8 MiB):
+// a page rewritten all through a long run (the turns table's last page, a
+// hot index page, the blob key index's leaves while it is small) is copied
+// at every checkpoint, and every one of them in BenchmarkVerify10k (about
+// 100 MiB of rows) took 5% more CPU and 7% fewer turns a second, where one
+// in two took neither, and a 1M run as little wall time
+// (docs/performance.md, "Twelfth round").
+const (
+	walYoungBytes  = 32 << 20
+	walMatureEvery = 2
+)
 
 // walCheckpointCacheKiB is the page cache of the syncer's connection,
 // which reads few pages itself.
@@ -106,6 +129,7 @@ func (w *walSyncer) committed(n int64) {
 	if w == nil {
 		return
 	}
+	w.total.Add(n)
 	if w.pending.Add(n) < walSyncBytes {
 		return
 	}
@@ -141,23 +165,38 @@ func (w *walSyncer) loop() {
 		if err != nil {
 			continue // no WAL (yet): nothing to sync
 		}
+		// The checkpoint below fsyncs the WAL itself before it copies; this
+		// sync writes it back first, outside the checkpointer lock, so the
+		// checkpoint holds that lock (which the commit's own would find
+		// busy) for less.
 		if f.Sync() == nil {
 			w.syncs.Add(1)
 		}
 		f.Close()
-		if w.conn != nil {
+		if w.conn != nil && w.checkpointDue() {
 			w.checkpoint()
 		}
 	}
 }
 
+// checkpointDue reports whether the sync just done is followed by a
+// checkpoint: every one while the run has committed up to walYoungBytes of
+// rows, then every walMatureEvery-th.
+func (w *walSyncer) checkpointDue() bool {
+	if w.total.Load() <= walYoungBytes {
+		return true
+	}
+	w.mature++
+	return w.mature%walMatureEvery == 0
+}
+
 // checkpoint copies the WAL's committed frames into the database file, as
-// far as no reader still needs them (PASSIVE). An error leaves the frames
-// in the WAL for the next checkpoint (SQLite's own, or the close's), so it
-// is not reported.
+// far as no reader still needs them (PASSIVE). An error, or another
+// checkpoint running (busy), leaves the frames in the WAL for the next
+// checkpoint (SQLite's own, or the close's), so it is not reported.
 func (w *walSyncer) checkpoint() {
 	var busy, frames, copied int
-	if w.conn.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied) == nil {
+	if w.conn.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied) == nil && busy == 0 {
 		w.ckpts.Add(1)
 	}
 }
