@@ -165,17 +165,22 @@ func openPostgres(ctx context.Context, dsn string, o options) (*Store, error) {
 	return s, nil
 }
 
-// sqliteTimeText reports whether the driver, opened with dsn, writes a
-// time.Time as its String(): whether no query parameter of dsn, as the
-// driver decodes them (url.ParseQuery of what follows the first '?'), is
-// one of its time parameters (_time_format, _time_integer_format,
-// _timezone). A query it cannot decode is taken to set one.
-func sqliteTimeText(dsn string) bool {
+// dsnQuery is the query of dsn as the driver decodes it: url.ParseQuery of
+// what follows the first '?'; nil without one.
+func dsnQuery(dsn string) (url.Values, error) {
 	pos := strings.IndexRune(dsn, '?')
 	if pos < 0 {
-		return true
+		return nil, nil
 	}
-	q, err := url.ParseQuery(dsn[pos+1:])
+	return url.ParseQuery(dsn[pos+1:])
+}
+
+// sqliteTimeText reports whether the driver, opened with dsn, writes a
+// time.Time as its String(): whether no query parameter of dsn (dsnQuery)
+// is one of its time parameters (_time_format, _time_integer_format,
+// _timezone). A query it cannot decode is taken to set one.
+func sqliteTimeText(dsn string) bool {
+	q, err := dsnQuery(dsn)
 	if err != nil {
 		return false
 	}
@@ -354,10 +359,11 @@ func sqliteDSN(path string, busyTimeout time.Duration) string {
 		"_pragma=temp_store(MEMORY)",
 		"_txlock=immediate",
 	}
-	if !dsnSetsPragma(path, "cache_size") {
+	given, _ := dsnQuery(path) // a query the driver cannot decode fails its open
+	if !setsPragma(given, "cache_size") {
 		q = append(q, "_pragma=cache_size(-"+strconv.Itoa(sqliteCacheKiB)+")")
 	}
-	if !dsnSetsPragma(path, "wal_autocheckpoint") {
+	if !setsPragma(given, "wal_autocheckpoint") {
 		q = append(q, "_pragma=wal_autocheckpoint("+strconv.Itoa(sqliteAutocheckpointPages)+")")
 	}
 	if !isSQLiteMemory(path) {
@@ -370,21 +376,12 @@ func sqliteDSN(path string, busyTimeout time.Duration) string {
 	return path + sep + strings.Join(q, "&")
 }
 
-// dsnSetsPragma reports whether the database URL's query (after its first
-// "?", as the driver reads it) has a _pragma that sets name: a value in
-// parentheses or after "=", the name in any case, with or without a schema
-// ("main.cache_size(-100)"). The store's own setting of it is then left
-// out: the driver runs the _pragma list sorted, so both given would leave
-// whichever sorts last.
-func dsnSetsPragma(dsn, name string) bool {
-	pos := strings.IndexRune(dsn, '?')
-	if pos < 0 {
-		return false
-	}
-	q, err := url.ParseQuery(dsn[pos+1:])
-	if err != nil {
-		return false
-	}
+// setsPragma reports whether the database URL's query q (dsnQuery) has a
+// _pragma that sets name: a value in parentheses or after "=", the name in
+// any case, with or without a schema ("main.cache_size(-100)"). The store's
+// own setting of it is then left out: the driver runs the _pragma list
+// sorted, so both given would leave whichever sorts last.
+func setsPragma(q url.Values, name string) bool {
 	for _, v := range q["_pragma"] {
 		v = strings.ToLower(strings.TrimSpace(v))
 		i := strings.IndexAny(v, "(=")

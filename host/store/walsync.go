@@ -37,7 +37,8 @@ import (
 // runs while the recorder keeps committing rarely gets there (it does when
 // it ends between two commits), so SQLite's own, in the commit that passes
 // sqliteAutocheckpointPages (32,768 on Linux), still makes sure of it once
-// a cycle, finding only the frames committed since the last sync to copy.
+// a cycle, finding only the frames committed since the last of ours to
+// copy.
 // When the two meet, the later one gets SQLITE_BUSY at once and copies
 // nothing (the commit's is tried again at the next commit), so the WAL can
 // grow a little past that size, or further behind a reader that holds an
@@ -66,13 +67,13 @@ type walSyncer struct {
 }
 
 // walSyncBytes is how many bytes of rows are committed between two syncs
-// and checkpoints (the WAL grows by more: every page a commit changes is
-// written whole; a chunk of a long run writes about two pages a turn). The
-// smaller it is, the less the commit's own checkpoint finds left to copy
-// and fsync once a WAL cycle, and the more often a page rewritten through
-// the run (the turns table's last page, a hot index page) is copied; each
-// fsync also commits the file system's journal. 2 MiB took a 1M run no
-// faster than 4 and used more CPU and memory (docs/performance.md).
+// (the WAL grows by more: every page a commit changes is written whole; a
+// chunk of a long run writes about two pages a turn). The smaller it is,
+// the less the commit's own checkpoint finds left to copy and fsync once a
+// WAL cycle, and the more often a page rewritten through the run (the turns
+// table's last page, a hot index page) is copied; each fsync also commits
+// the file system's journal. 2 MiB took a 1M run no faster than 4 and used
+// more CPU and memory (docs/performance.md).
 const walSyncBytes = 4 << 20
 
 // walYoungBytes and walMatureEvery: each sync is followed by a checkpoint
@@ -81,9 +82,10 @@ const walSyncBytes = 4 << 20
 // of rows' frames to copy), and every walMatureEvery-th after that (8 MiB):
 // a page rewritten all through a long run (the turns table's last page, a
 // hot index page, the blob key index's leaves while it is small) is copied
-// at every checkpoint, and every one of them in BenchmarkVerify10k (about
-// 100 MiB of rows) took 5% more CPU and 7% fewer turns a second, where one
-// in two took neither, and a 1M run as little wall time
+// at every checkpoint, and a checkpoint after every sync in
+// BenchmarkVerify10k (whose traces commit far more than 32 MiB) took 5%
+// more CPU and 7% fewer turns a second, where one in two took neither, and
+// a 1M run as little wall time
 // (docs/performance.md, "Twelfth round").
 const (
 	walYoungBytes  = 32 << 20
@@ -95,7 +97,7 @@ const (
 const walCheckpointCacheKiB = 64
 
 // newWALSyncer starts syncing the WAL of the database at dbPath and, when
-// db is not nil, checkpointing it after each sync through a
+// db is not nil, checkpointing it after syncs (checkpointDue) through a
 // connection of db's it holds until stop (checkpoints on the pool's
 // connections raised a verify's peak by about 3.5 MB, most likely by taking
 // the one the recorder had used so that it filled a second page cache); nil (no
