@@ -42,22 +42,8 @@ const (
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	statelessHelp()
 	a := &app{stdout: stdout, stderr: stderr}
-	if path := os.Getenv("ASSAY_CPUPROFILE"); path != "" {
-		if f, err := os.Create(path); err == nil {
-			defer f.Close()
-			if pprof.StartCPUProfile(f) == nil {
-				defer pprof.StopCPUProfile()
-			}
-		}
-	}
-	if path := os.Getenv("ASSAY_EXECTRACE"); path != "" {
-		if f, err := os.Create(path); err == nil {
-			defer f.Close()
-			if trace.Start(f) == nil {
-				defer trace.Stop()
-			}
-		}
-	}
+	defer profile(stderr, "ASSAY_CPUPROFILE", pprof.StartCPUProfile, pprof.StopCPUProfile)()
+	defer profile(stderr, "ASSAY_EXECTRACE", trace.Start, trace.Stop)()
 	if path := os.Getenv("ASSAY_MEMPROFILE"); path != "" {
 		defer heapProfiles(path)()
 	}
@@ -82,6 +68,30 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // file taken during the run shows its steady state (inuse_space, live
 // objects at the last collection), the last one every allocation
 // (alloc_space) (docs/performance.md). The returned func stops it.
+// profile starts writing what start writes (a CPU profile, an execution
+// trace) to the file the environment variable env names, for the whole
+// command, and returns what stops it. A file that cannot be made, or a
+// profile that cannot start (another one is running), is said on stderr,
+// and the command runs without it.
+func profile(stderr io.Writer, env string, start func(io.Writer) error, stop func()) func() {
+	path := os.Getenv(env)
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		if err = start(f); err == nil {
+			return func() {
+				stop()
+				f.Close()
+			}
+		}
+		f.Close()
+	}
+	fmt.Fprintf(stderr, "assay: %s: %s; running without it\n", env, excerpt.Escape(err.Error()))
+	return func() {}
+}
+
 func heapProfiles(path string) (stop func()) {
 	write := func() {
 		tmp := path + ".tmp"

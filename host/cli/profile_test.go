@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/trace"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +33,32 @@ func TestExecutionTrace(t *testing.T) {
 	// Every execution trace opens with its format's header ("go 1.NN trace").
 	if head := b[:min(len(b), 16)]; !bytes.HasPrefix(head, []byte("go 1.")) || !bytes.Contains(head, []byte(" trace")) {
 		t.Errorf("%s does not open as a Go execution trace: %q", path, b[:min(len(b), 16)])
+	}
+	if errOut.Len() != 0 {
+		t.Errorf("assay version with a trace wrote to stderr: %s", errOut.String())
+	}
+}
+
+// TestProfileCannotStart: a profile or trace whose file cannot be made is
+// said on stderr, and the command runs and exits as without it.
+func TestProfileCannotStart(t *testing.T) {
+	if trace.IsEnabled() {
+		t.Skip("go test -trace is tracing this process")
+	}
+	for _, env := range []string{"ASSAY_EXECTRACE", "ASSAY_CPUPROFILE"} {
+		t.Run(env, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "no-such-dir", "out")
+			t.Setenv(env, path)
+			var out, errOut bytes.Buffer
+			if code := Main(context.Background(), []string{"version"}, &out, &errOut); code != ExitOK {
+				t.Fatalf("assay version = exit %d: %s", code, errOut.String())
+			}
+			if out.Len() == 0 {
+				t.Errorf("assay version printed nothing")
+			}
+			if msg := errOut.String(); !strings.Contains(msg, env) || !strings.Contains(msg, "no-such-dir") || !strings.Contains(msg, "running without it") {
+				t.Errorf("stderr = %q, want %s, the path and that the command runs without it", msg, env)
+			}
+		})
 	}
 }
