@@ -120,6 +120,36 @@ func TestOpenPostgresErrorHidesPassword(t *testing.T) {
 	}
 }
 
+// TestSQLiteURLSettingsRefused: a cache_size or wal_autocheckpoint in the
+// database URL that is not an integer is refused at open, each named, all
+// at once (SQLite itself would take it as 0 without a word); an integer of
+// either sign opens.
+func TestSQLiteURLSettingsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	_, err := Open(ctx, dir+"/bad.db?_pragma=wal_autocheckpoint(abc)&_pragma=cache_size=lots")
+	if err == nil {
+		t.Fatal("Open with wal_autocheckpoint(abc) and cache_size=lots = nil error")
+	}
+	for _, want := range []string{`wal_autocheckpoint = "abc"`, `cache_size = "lots"`, "want an integer"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Open error = %q, want it to hold %q", err, want)
+		}
+	}
+	if _, statErr := os.Stat(dir + "/bad.db"); !os.IsNotExist(statErr) {
+		t.Errorf("a refused URL made its database file: stat = %v", statErr)
+	}
+	for _, query := range []string{"?_pragma=wal_autocheckpoint(0)", "?_pragma=cache_size(-2000)", "?_pragma=wal_autocheckpoint( 500 )"} {
+		s, err := Open(ctx, t.TempDir()+"/ok.db"+query)
+		if err != nil {
+			t.Errorf("Open(%s) = %v", query, err)
+			continue
+		}
+		s.Close()
+	}
+}
+
 // TestSQLiteURLSettingsKept: every pooled SQLite connection gets the
 // store's page cache (sqliteCacheKiB) and WAL checkpoint interval
 // (sqliteAutocheckpointPages), and a cache_size or wal_autocheckpoint in the

@@ -198,6 +198,9 @@ func sqliteTimeText(dsn string) bool {
 func openSQLite(ctx context.Context, dsn string, o options) (*Store, error) {
 	deadline := time.Now().Add(o.openBudget)
 	wait := 50 * time.Millisecond
+	if err := checkURLPragmas(dsn); err != nil {
+		return nil, fmt.Errorf("open sqlite database %s: %w", Redact(dsn), err)
+	}
 	full := sqliteDSN(dsn, o.busyTimeout)
 	timeText := sqliteTimeText(full)
 	for attempt := 0; ; attempt++ {
@@ -360,10 +363,10 @@ func sqliteDSN(path string, busyTimeout time.Duration) string {
 		"_txlock=immediate",
 	}
 	given, _ := dsnQuery(path) // a query the driver cannot decode fails its open
-	if !setsPragma(given, "cache_size") {
+	if _, ok := urlPragma(given, "cache_size"); !ok {
 		q = append(q, "_pragma=cache_size(-"+strconv.Itoa(sqliteCacheKiB)+")")
 	}
-	if !setsPragma(given, "wal_autocheckpoint") {
+	if _, ok := urlPragma(given, "wal_autocheckpoint"); !ok {
 		q = append(q, "_pragma=wal_autocheckpoint("+strconv.Itoa(sqliteAutocheckpointPages)+")")
 	}
 	if !isSQLiteMemory(path) {
@@ -376,12 +379,13 @@ func sqliteDSN(path string, busyTimeout time.Duration) string {
 	return path + sep + strings.Join(q, "&")
 }
 
-// setsPragma reports whether the database URL's query q (dsnQuery) has a
-// _pragma that sets name: a value in parentheses or after "=", the name in
-// any case, with or without a schema ("main.cache_size(-100)"). The store's
-// own setting of it is then left out: the driver runs the _pragma list
-// sorted, so both given would leave whichever sorts last.
-func setsPragma(q url.Values, name string) bool {
+// urlPragma is the value a _pragma of the database URL's query q
+// (dsnQuery) sets name to, and whether one does: a value in parentheses or
+// after "=", the name in any case, with or without a schema
+// ("main.cache_size(-100)"). The store's own setting of it is then left
+// out: the driver runs the _pragma list sorted, so both given would leave
+// whichever sorts last.
+func urlPragma(q url.Values, name string) (value string, ok bool) {
 	for _, v := range q["_pragma"] {
 		v = strings.ToLower(strings.TrimSpace(v))
 		i := strings.IndexAny(v, "(=")
@@ -393,10 +397,34 @@ func setsPragma(q url.Values, name string) bool {
 			key = after
 		}
 		if key == name {
-			return true
+			value = v[i+1:]
+			if v[i] == '(' {
+				value = strings.TrimSuffix(value, ")")
+			}
+			return strings.TrimSpace(value), true
 		}
 	}
-	return false
+	return "", false
+}
+
+// checkURLPragmas refuses a database URL that sets one of the pragmas the
+// store would otherwise set itself (cache_size, wal_autocheckpoint) to
+// anything but an integer: SQLite would take it as 0 without a word (no
+// WAL checkpoint in commits, SQLite's smallest page cache).
+func checkURLPragmas(dsn string) error {
+	q, err := dsnQuery(dsn)
+	if err != nil {
+		return nil // the driver says what is wrong with it
+	}
+	var errs []error
+	for _, name := range []string{"cache_size", "wal_autocheckpoint"} {
+		if v, ok := urlPragma(q, name); ok {
+			if _, err := strconv.Atoi(v); err != nil {
+				errs = append(errs, fmt.Errorf("_pragma %s = %q: want an integer", name, v))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func isSQLiteMemory(path string) bool {
