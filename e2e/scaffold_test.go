@@ -69,4 +69,5 @@ scoring: {process_weight: 0.5, kpi_weight: 0.5, min_mean_score: 0, min_finalize_
 	if _, err := os.Stat(filepath.Join(mod, "bin", "assay-scorer-acme_refunds")); err != nil {
 		t.Errorf("make install built no bin/assay-scorer-acme_refunds: %v", err)
 	}
+	checkLean(t, bin) // the scaffold's Makefile builds lean, as assay's does
 }

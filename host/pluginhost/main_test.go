@@ -58,10 +58,15 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
+// buildFlags are the Makefile's BUILDFLAGS, so that the cold starts
+// measured here are those of plugins built as `make build` builds them
+// (e2e's TestBuiltLean holds the two to each other).
+var buildFlags = []string{"-tags", "grpcnotrace", "-ldflags=-w"}
+
 // buildPlugins builds every test plugin (and the real tool_sequence plugin,
 // when it builds) into dir as assay-scorer-<id>.
 func buildPlugins(dir string) error {
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	args := append(append([]string{"build"}, buildFlags...), "-o", dir+string(filepath.Separator))
 	for _, p := range testPlugins {
 		args = append(args, "./testdata/plugins/"+p)
 	}
@@ -73,7 +78,7 @@ func buildPlugins(dir string) error {
 			return err
 		}
 	}
-	out, err := exec.Command("go", "build", "-o", bin("tool_sequence"), "../../cmd/assay-scorer-tool_sequence").CombinedOutput()
+	out, err := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", bin("tool_sequence"), "../../cmd/assay-scorer-tool_sequence")...).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "plugins/toolsequence does not build; its tests and benchmarks skip: %v\n%s", err, out)
 	}
