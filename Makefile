@@ -3,14 +3,15 @@ GO        ?= go
 BIN       := bin
 # every built-in plugin is a main package cmd/assay-scorer-<id>
 PLUGINS   := $(patsubst cmd/assay-scorer-%/,%,$(wildcard cmd/assay-scorer-*/))
-# Every binary is built without DWARF (-ldflags=-w: panics, pprof and perf
-# keep their function names) and without gRPC's request tracing (-tags
-# grpcnotrace: no golang.org/x/net/trace and its HTML templates). The host
-# hashes a plugin's whole file at each launch, so a smaller file starts
-# sooner (docs/performance.md, "Thirteenth round"). `make build BUILDFLAGS=`
-# keeps DWARF for a debugger. e2e builds with the same flags (TestBuiltLean).
+# Every binary is built static (CGO_ENABLED=0: no dynamic loader or libc
+# to start), without DWARF (-ldflags=-w: panics, pprof and perf keep their
+# function names) and without gRPC's request tracing (-tags grpcnotrace: no
+# golang.org/x/net/trace and its HTML templates). The host hashes a
+# plugin's whole file at each launch, so a smaller file starts sooner
+# (docs/performance.md, "Thirteenth round"). `make build BUILDFLAGS=` keeps
+# DWARF for a debugger. e2e builds the same way (TestBuiltLean).
 BUILDFLAGS ?= -tags grpcnotrace -ldflags=-w
-GOBUILD   := $(GO) build -buildvcs=auto -trimpath $(BUILDFLAGS)
+GOBUILD   := CGO_ENABLED=0 $(GO) build -buildvcs=auto -trimpath $(BUILDFLAGS)
 FUZZTIME  ?= 45s
 # the fuzzer minimizes every new interesting input with at most this many
 # calls (or for this long, e.g. 2s), so minimizing cannot eat FUZZTIME (DEVELOPERS.md)

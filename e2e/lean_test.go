@@ -14,8 +14,8 @@ import (
 )
 
 // TestBuiltLean checks that e2e builds its binaries with the Makefile's
-// BUILDFLAGS, and that those flags make the binaries lean: no DWARF and no
-// golang.org/x/net/trace (gRPC's request tracing). The host hashes a
+// BUILDFLAGS and CGO_ENABLED=0, and that the binaries are lean: static, no
+// DWARF and no golang.org/x/net/trace (gRPC's request tracing). The host hashes a
 // plugin's whole file at each launch (docs/plugins.md, "What runs"), so the
 // bytes are start-up time (docs/performance.md, "Thirteenth round").
 func TestBuiltLean(t *testing.T) {
@@ -30,8 +30,8 @@ func TestBuiltLean(t *testing.T) {
 	if got := strings.Fields(string(m[1])); !slices.Equal(got, buildFlags) {
 		t.Errorf("the Makefile's BUILDFLAGS = %q, e2e builds with %q: keep them the same", got, buildFlags)
 	}
-	if !strings.Contains(string(mk), "$(GO) build -buildvcs=auto -trimpath $(BUILDFLAGS)") {
-		t.Error("the Makefile's GOBUILD does not pass $(BUILDFLAGS)")
+	if !strings.Contains(string(mk), "CGO_ENABLED=0 $(GO) build -buildvcs=auto -trimpath $(BUILDFLAGS)") {
+		t.Error("the Makefile's GOBUILD does not build with CGO_ENABLED=0 and $(BUILDFLAGS)")
 	}
 	// host/pluginhost's tests build the plugins its cold-start and boundary
 	// benchmarks launch with the same flags.
@@ -52,8 +52,9 @@ func TestBuiltLean(t *testing.T) {
 }
 
 // checkLean fails t unless the Go binary at path was built with -tags
-// grpcnotrace and (on Linux, where it is read as ELF) carries no DWARF
-// (-ldflags=-w) and no golang.org/x/net/trace code.
+// grpcnotrace and CGO_ENABLED=0 and (on Linux, where it is read as ELF) is
+// static and carries no DWARF (-ldflags=-w) and no golang.org/x/net/trace
+// code.
 func checkLean(t *testing.T, path string) {
 	t.Helper()
 	info, err := buildinfo.ReadFile(path)
@@ -69,6 +70,9 @@ func checkLean(t *testing.T, path string) {
 	if !slices.Contains(strings.Split(settings["-tags"], ","), "grpcnotrace") {
 		t.Errorf("%s: built with -tags %q, want grpcnotrace", filepath.Base(path), settings["-tags"])
 	}
+	if settings["CGO_ENABLED"] != "0" {
+		t.Errorf("%s: built with CGO_ENABLED=%q, want 0 (a static binary)", filepath.Base(path), settings["CGO_ENABLED"])
+	}
 	if runtime.GOOS != "linux" {
 		return
 	}
@@ -77,6 +81,11 @@ func checkLean(t *testing.T, path string) {
 		t.Fatalf("%s: %v", path, err)
 	}
 	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("%s: is dynamically linked (it names an interpreter)", filepath.Base(path))
+		}
+	}
 	for _, s := range f.Sections {
 		if strings.HasPrefix(s.Name, ".debug_") || strings.HasPrefix(s.Name, ".zdebug_") {
 			t.Errorf("%s: has DWARF section %s", filepath.Base(path), s.Name)

@@ -64,13 +64,15 @@ func setup(m *testing.M) (int, error) {
 	return m.Run(), nil
 }
 
-// buildFlags are the Makefile's BUILDFLAGS, so that the binaries the tests
-// and benchmarks run are built as `make build` builds them (TestBuiltLean
-// holds the two to each other).
+// buildFlags are the Makefile's BUILDFLAGS, and goBuild builds with
+// CGO_ENABLED=0 as it does, so that the binaries the tests and benchmarks
+// run are built as `make build` builds them (TestBuiltLean holds the two to
+// each other).
 var buildFlags = []string{"-tags", "grpcnotrace", "-ldflags=-w"}
 
 func goBuild(out, pkg string) error {
 	cmd := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", out, pkg)...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)

@@ -58,19 +58,27 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// buildFlags are the Makefile's BUILDFLAGS, so that the cold starts
-// measured here are those of plugins built as `make build` builds them
-// (e2e's TestBuiltLean holds the two to each other).
+// buildFlags are the Makefile's BUILDFLAGS, and goBuild builds with
+// CGO_ENABLED=0 as it does, so that the cold starts measured here are those
+// of plugins built as `make build` builds them (e2e's TestBuiltLean holds
+// the two to each other).
 var buildFlags = []string{"-tags", "grpcnotrace", "-ldflags=-w"}
+
+// goBuild runs go build with args, as the Makefile builds.
+func goBuild(args ...string) ([]byte, error) {
+	cmd := exec.Command("go", append(append([]string{"build"}, buildFlags...), args...)...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd.CombinedOutput()
+}
 
 // buildPlugins builds every test plugin (and the real tool_sequence plugin,
 // when it builds) into dir as assay-scorer-<id>.
 func buildPlugins(dir string) error {
-	args := append(append([]string{"build"}, buildFlags...), "-o", dir+string(filepath.Separator))
+	args := []string{"-o", dir + string(filepath.Separator)}
 	for _, p := range testPlugins {
 		args = append(args, "./testdata/plugins/"+p)
 	}
-	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+	if out, err := goBuild(args...); err != nil {
 		return fmt.Errorf("building test plugins: %v\n%s", err, out)
 	}
 	for _, p := range testPlugins {
@@ -78,7 +86,7 @@ func buildPlugins(dir string) error {
 			return err
 		}
 	}
-	out, err := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", bin("tool_sequence"), "../../cmd/assay-scorer-tool_sequence")...).CombinedOutput()
+	out, err := goBuild("-o", bin("tool_sequence"), "../../cmd/assay-scorer-tool_sequence")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "plugins/toolsequence does not build; its tests and benchmarks skip: %v\n%s", err, out)
 	}
