@@ -8,10 +8,13 @@ PLUGINS   := $(patsubst cmd/assay-scorer-%/,%,$(wildcard cmd/assay-scorer-*/))
 # function names) and without gRPC's request tracing (-tags grpcnotrace: no
 # golang.org/x/net/trace and its HTML templates). The host hashes a
 # plugin's whole file at each launch, so a smaller file starts sooner
-# (docs/performance.md, "Thirteenth round"). `make build BUILDFLAGS=` keeps
-# DWARF for a debugger. e2e builds the same way (TestBuiltLean).
-BUILDFLAGS ?= -tags grpcnotrace -ldflags=-w
-GOBUILD   := CGO_ENABLED=0 $(GO) build -buildvcs=auto -trimpath $(BUILDFLAGS)
+# (docs/performance.md, "Thirteenth round"). `make build
+# BUILDFLAGS=-tags=grpcnotrace` keeps DWARF for a debugger; `make build
+# CGO_ENABLED=1` links dynamically. The tests and benchmarks build the same
+# way (internal/buildflags; TestBuiltLean).
+BUILDFLAGS  := -tags grpcnotrace -ldflags=-w
+CGO_ENABLED ?= 0
+GOBUILD     := CGO_ENABLED=$(CGO_ENABLED) $(GO) build -buildvcs=auto -trimpath $(BUILDFLAGS)
 FUZZTIME  ?= 45s
 # the fuzzer minimizes every new interesting input with at most this many
 # calls (or for this long, e.g. 2s), so minimizing cannot eat FUZZTIME (DEVELOPERS.md)

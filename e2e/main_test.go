@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/assay-eval/assay/internal/buildflags"
 )
 
 // bin is where TestMain built assay and the plugins; pluginDir holds the
@@ -64,15 +66,9 @@ func setup(m *testing.M) (int, error) {
 	return m.Run(), nil
 }
 
-// buildFlags are the Makefile's BUILDFLAGS, and goBuild builds with
-// CGO_ENABLED=0 as it does, so that the binaries the tests and benchmarks
-// run are built as `make build` builds them (TestBuiltLean holds the two to
-// each other).
-var buildFlags = []string{"-tags", "grpcnotrace", "-ldflags=-w"}
-
+// goBuild builds pkg into out as `make build` does (TestBuiltLean).
 func goBuild(out, pkg string) error {
-	cmd := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", out, pkg)...)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd := buildflags.Command("-o", out, pkg)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)

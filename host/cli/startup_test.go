@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/assay-eval/assay/host/pluginhost"
 	"github.com/assay-eval/assay/host/store"
 	"github.com/assay-eval/assay/host/store/storetest"
+	"github.com/assay-eval/assay/internal/buildflags"
 	"github.com/assay-eval/assay/packs"
 	"github.com/assay-eval/assay/pkg/scorer"
 )
@@ -362,7 +362,7 @@ scoring: {process_weight: 0.5, kpi_weight: 0.5, min_mean_score: 0.5, min_finaliz
 func invBuild(t testing.TB, dir, pkg, id string) string {
 	t.Helper()
 	out := filepath.Join(dir, pluginhost.BinaryPrefix+id)
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd := buildflags.Command("-o", out, pkg) // as make build does: BenchmarkDoctor hashes and starts it
 	cmd.Dir = filepath.Join("..", "..")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)

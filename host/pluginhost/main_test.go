@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/assay-eval/assay/host/pluginhost"
+	"github.com/assay-eval/assay/internal/buildflags"
 	"github.com/assay-eval/assay/pkg/scorer"
 )
 
@@ -58,18 +58,9 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// buildFlags are the Makefile's BUILDFLAGS, and goBuild builds with
-// CGO_ENABLED=0 as it does, so that the cold starts measured here are those
-// of plugins built as `make build` builds them (e2e's TestBuiltLean holds
-// the two to each other).
-var buildFlags = []string{"-tags", "grpcnotrace", "-ldflags=-w"}
-
-// goBuild runs go build with args, as the Makefile builds.
-func goBuild(args ...string) ([]byte, error) {
-	cmd := exec.Command("go", append(append([]string{"build"}, buildFlags...), args...)...)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	return cmd.CombinedOutput()
-}
+// goBuild runs go build with args as `make build` builds, so that the cold
+// starts measured here are those of the plugins it ships.
+func goBuild(args ...string) ([]byte, error) { return buildflags.Command(args...).CombinedOutput() }
 
 // buildPlugins builds every test plugin (and the real tool_sequence plugin,
 // when it builds) into dir as assay-scorer-<id>.
