@@ -46,7 +46,7 @@ func TestPluginsBesideBinary(t *testing.T) {
 	copyFile(t, assay, exe)
 	plugins := filepath.Join(dir, "plugins")
 	cwd := t.TempDir()
-	env := withoutPluginDirEnv()
+	env := environWithout("ASSAY_PLUGIN_DIR")
 
 	r := runIn(t, cwd, env, exe, "--db", filepath.Join(cwd, "a.db"), "pack", "validate", filepath.Join(root, "packs", "example.yaml"))
 	wantMsg := "no plugin manifest at " + filepath.Join(cwd, "bin", "plugins", "manifest.json") +
@@ -74,10 +74,12 @@ func TestPluginsBesideBinary(t *testing.T) {
 	}
 }
 
-func withoutPluginDirEnv() []string {
+// environWithout is this process's environment without the variables
+// named.
+func environWithout(names ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ASSAY_PLUGIN_DIR=") {
+		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(names, k) {
 			env = append(env, kv)
 		}
 	}

@@ -9,21 +9,10 @@ import (
 	"testing"
 )
 
-// ownEnv is this process's environment without what a make running the
-// tests passes to the makes below it (its command-line variables, such as
-// BUILDFLAGS=, travel in MAKEFLAGS), nor the build settings it names.
-func ownEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "BUILDFLAGS", "CGO_ENABLED":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
+// makeVars are what a make running the tests passes to the makes below it
+// (its command-line variables, such as BUILDFLAGS=, travel in MAKEFLAGS)
+// and the build settings it names: the scaffold's make runs without them.
+var makeVars = []string{"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "BUILDFLAGS", "CGO_ENABLED"}
 
 // TestPluginsNewScaffold is issue 15 item 2 as a new author would do it:
 // `assay plugins new` outside the repository, then with no edits `go test
@@ -45,7 +34,7 @@ func TestPluginsNewScaffold(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(name, args...)
 		cmd.Dir = mod
-		cmd.Env = ownEnv() // the scaffold's make as an author runs it, not under ours
+		cmd.Env = environWithout(makeVars...) // the scaffold's make as an author runs it, not under ours
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s %s in the scaffold: %v\n%s", name, strings.Join(args, " "), err, out)
