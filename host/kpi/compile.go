@@ -143,11 +143,11 @@ func (c *Checker) Set() *Set {
 // CheckPack compiles every task's CEL checks and message_exprs, reporting
 // every problem at the YAML position of the offending token.
 func (c *Checker) CheckPack(p *pack.Pack) diag.List {
-	set := &Set{limits: c.limits, at: map[string]int32{}, fits: new(fitCache)}
+	set := &Set{limits: c.limits, tasks: p.Tasks, at: make([]int32, len(p.Tasks)), fits: new(fitCache)}
 	pc := c.newPackCheck(set)
 	var all diag.List
-	for _, t := range p.Tasks {
-		all = append(all, pc.CheckTask(t)...)
+	for i, t := range p.Tasks {
+		all = append(all, pc.checkTask(i, t)...)
 	}
 	all = append(all, pc.CheckRest(p)...)
 	all.Sort()
@@ -205,10 +205,13 @@ func (pc *packCheck) compile(src string, at PosFunc) (*Expr, diag.List) {
 }
 
 // CheckTask compiles t's CEL checks and message_exprs.
-func (pc *packCheck) CheckTask(t *pack.Task) diag.List {
+func (pc *packCheck) CheckTask(t *pack.Task) diag.List { return pc.checkTask(-1, t) }
+
+// checkTask is CheckTask of the pack's task i, whose compiled checks are
+// kept when set is not nil.
+func (pc *packCheck) checkTask(i int, t *pack.Task) diag.List {
 	var all diag.List
-	had := pc.set.checksOf(t.Label)
-	kept := had
+	var kept []*check
 	for _, cc := range t.CEL {
 		ch, ds := pc.c.compileCheck(cc, pc.compile)
 		all = append(all, ds...)
@@ -216,27 +219,44 @@ func (pc *packCheck) CheckTask(t *pack.Task) diag.List {
 			kept = append(kept, pc.shared(ch))
 		}
 	}
-	if len(kept) > len(had) {
+	if pc.set == nil || i < 0 {
+		return all
+	}
+	pc.set.at[i] = -1
+	if len(kept) > 0 {
 		if !slices.Equal(kept, pc.prev) {
 			pc.prev = slices.Clip(kept)
 			pc.prevAt = int32(len(pc.set.lists))
 			pc.set.lists = append(pc.set.lists, pc.prev)
 		}
-		pc.set.at[t.Label] = pc.prevAt
+		pc.set.at[i] = pc.prevAt
 	}
 	return all
 }
 
-// checksOf is the compiled checks kept of the task label, nil when no
-// checks are kept.
-func (s *Set) checksOf(label string) []*check {
+// checksOf is the compiled checks kept of task, nil when no checks are
+// kept. A task of the pack is found by its Index; any other task (one
+// made by hand, or a copy) by the pack's task it is, else the first of
+// its label.
+func (s *Set) checksOf(task *pack.Task) []*check {
 	if s == nil {
 		return nil
 	}
-	if i, ok := s.at[label]; ok {
-		return s.lists[i]
+	i := task.Index()
+	if i >= len(s.tasks) || s.tasks[i] != task {
+		if i = slices.Index(s.tasks, task); i < 0 {
+			i = slices.IndexFunc(s.tasks, func(t *pack.Task) bool { return t.Label == task.Label })
+		}
 	}
-	return nil
+	return s.checksAt(i)
+}
+
+// checksAt is the compiled checks kept of the pack's task i; nil for -1.
+func (s *Set) checksAt(i int) []*check {
+	if i < 0 || s.at[i] < 0 {
+		return nil
+	}
+	return s.lists[s.at[i]]
 }
 
 // shared is the compiled check kept for ch's definition: the first one

@@ -1,7 +1,11 @@
 package kpi
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -333,5 +337,86 @@ func TestWithLimits(t *testing.T) {
 	want := Limits{Estimate: DefaultLimits.Estimate, Eval: 7, Turn: DefaultLimits.Turn}
 	if got != want {
 		t.Errorf("NewChecker(WithLimits(Eval: 7)).Limits() = %+v, want %+v", got, want)
+	}
+}
+
+// TestSetFindsEachTasksChecks: the compiled checks are kept by the task's
+// position in the pack. A loaded pack's tasks carry it (Index); a task
+// made by hand (Index 0 for all), a copy of a pack's task and a task of
+// the same label still find theirs; a label the pack does not have finds
+// none. It fails if a task is given another task's checks.
+func TestSetFindsEachTasksChecks(t *testing.T) {
+	t.Parallel()
+	mk := func(i int) *pack.Task {
+		return &pack.Task{Label: fmt.Sprintf("t%d", i), CEL: []*pack.CELCheck{
+			{Name: fmt.Sprintf("c%d", i), Expr: fmt.Sprintf("turn.label == 't%d'", i), Weight: 1},
+		}}
+	}
+	var b strings.Builder
+	b.WriteString("schema_version: hsm.company_eval_pack.v1\ncompany: {id: c, name: C, api_base: 'http://127.0.0.1:1'}\npersonas: [p]\ntool_catalog: [search]\ntasks:\n")
+	for i := range 5 {
+		fmt.Fprintf(&b, "  - label: t%d\n    persona: p\n    prompt: x\n    scorer: answer_keywords\n    kpis: {answer_keywords: [x]}\n", i)
+		if i != 3 { // t3 has no check
+			fmt.Fprintf(&b, "    cel:\n      - name: c%d\n        expr: turn.label == 't%d'\n", i, i)
+		}
+	}
+	b.WriteString("scoring: {process_weight: 0.5, kpi_weight: 0.5, min_mean_score: 0.5, min_finalize_rate: 1, max_error_rate: 0, pareto_filter: true}\n")
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loaded := NewChecker()
+	p, ds := pack.Load(path, pack.Options{Checks: []pack.Check{loaded}})
+	if p == nil || ds.HasErrors() {
+		t.Fatalf("Load = %v", ds)
+	}
+	byHand := &pack.Pack{}
+	for i := range 5 {
+		if i != 3 {
+			byHand.Tasks = append(byHand.Tasks, mk(i))
+		} else {
+			byHand.Tasks = append(byHand.Tasks, &pack.Task{Label: "t3"})
+		}
+	}
+	handChecker := NewChecker()
+	if ds := handChecker.CheckPack(byHand); len(ds) != 0 {
+		t.Fatalf("CheckPack(by hand) = %v", ds)
+	}
+	want := func(tk *pack.Task) []string {
+		if tk.Label == "t3" || tk.Label == "t9" {
+			return nil
+		}
+		return []string{"c" + tk.Label[1:]}
+	}
+	names := func(s *Set, tk *pack.Task) []string {
+		var out []string
+		for _, r := range s.Evaluate(context.Background(), tk, Input{Turn: testTurn()}) {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		p    *pack.Pack
+		set  *Set
+	}{{"loaded", p, loaded.Set()}, {"by hand", byHand, handChecker.Set()}} {
+		for i, tk := range c.p.Tasks {
+			if c.name == "loaded" && tk.Index() != i {
+				t.Errorf("loaded task %s: Index() = %d, want %d", tk.Label, tk.Index(), i)
+			}
+			cp := *tk
+			other := &pack.Task{Label: tk.Label}
+			for _, q := range []*pack.Task{tk, &cp, other} {
+				if got := names(c.set, q); !slices.Equal(got, want(tk)) {
+					t.Errorf("%s: Evaluate(%s) ran %v, want %v", c.name, tk.Label, got, want(tk))
+				}
+			}
+			if got := c.set.Len(tk.Label); got != len(want(tk)) {
+				t.Errorf("%s: Len(%s) = %d, want %d", c.name, tk.Label, got, len(want(tk)))
+			}
+		}
+		if got := names(c.set, &pack.Task{Label: "t9"}); got != nil || c.set.Len("t9") != 0 {
+			t.Errorf("%s: a label not in the pack ran %v, want none", c.name, got)
+		}
 	}
 }

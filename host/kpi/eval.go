@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
@@ -69,10 +70,12 @@ type check struct {
 // Set holds the compiled checks of one pack, by task label.
 type Set struct {
 	limits Limits
-	// The checks of each task label are lists[at[label]]: tasks whose
-	// checks are alike share a list, and a label costs its map entry and
-	// an index rather than a slice of its own (docs/performance.md).
-	at    map[string]int32
+	// The checks of the pack's task i (tasks[i]) are lists[at[i]], and it
+	// has none when at[i] is -1: tasks whose checks are alike share a
+	// list, and a task costs an index rather than a slice or a map entry
+	// of its own (docs/performance.md, "Verifying many small turns").
+	tasks []*pack.Task // the pack's Tasks, as CheckPack was given them
+	at    []int32
 	lists [][]*check
 	fits  *fitCache // which snapshots fit the estimate's sizes
 }
@@ -80,7 +83,10 @@ type Set struct {
 // Len is the number of compiled checks of the task with the given label.
 // A nil Set has none.
 func (s *Set) Len(label string) int {
-	return len(s.checksOf(label))
+	if s == nil {
+		return 0
+	}
+	return len(s.checksAt(slices.IndexFunc(s.tasks, func(t *pack.Task) bool { return t.Label == label })))
 }
 
 // Evaluate runs every CEL check of task against one turn, in pack order.
@@ -88,7 +94,7 @@ func (s *Set) Len(label string) int {
 // its detail, and once the turn's budget is spent the remaining checks error
 // with ErrBudget. A nil Set, or a task without checks, returns nil.
 func (s *Set) Evaluate(ctx context.Context, task *pack.Task, in Input) []Result {
-	checks := s.checksOf(task.Label)
+	checks := s.checksOf(task)
 	if len(checks) == 0 {
 		return nil
 	}

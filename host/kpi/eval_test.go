@@ -443,12 +443,12 @@ func TestCheckPackSharesAlikeChecks(t *testing.T) {
 			t.Errorf("Evaluate(%s) (-definition +got):\n%s", tk.Label, diff)
 		}
 	}
-	first, n := set.checksOf("t0"), len(variants)
-	if a, b := set.checksOf(fmt.Sprintf("t%d", n-2)), set.checksOf(fmt.Sprintf("t%d", n-1)); &a[0] != &b[0] || a[0] != first[0] {
+	first, n := set.checksOf(p.Tasks[0]), len(variants)
+	if a, b := set.checksOf(p.Tasks[n-2]), set.checksOf(p.Tasks[n-1]); &a[0] != &b[0] || a[0] != first[0] {
 		t.Errorf("the last two tasks, with t0's checks, hold two lists of them or other compiled checks, want one list of t0's")
 	}
 	for i := 1; i < n-2; i++ {
-		other := set.checksOf(fmt.Sprintf("t%d", i))
+		other := set.checksOf(p.Tasks[i])
 		if other[0] == first[0] {
 			t.Errorf("task t%d's first check differs from t0's but shares its compiled check", i)
 		}

@@ -133,7 +133,8 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 	if !d.object(nil, v, path, taskKeys, []string{"label", "persona", "prompt", "scorer"}) {
 		return nil
 	}
-	t := &Task{Pos: d.itemPos(v), Weight: 1}
+	pos := d.itemPos(v)
+	t := &Task{pos: &taskPos{file: pos.File, line: int32(pos.Line), col: int32(pos.Col)}, Weight: 1}
 	if _, lv := v.get("label"); lv != nil {
 		if s, ok := d.strAt(lv, path, ".label"); ok {
 			t.Label = s
@@ -180,10 +181,10 @@ func (d *decoder) task(v *node, i int, personas map[string]bool, personaList []s
 			kv = nil
 		} else {
 			t.KPIs = d.kpiMap(kv)
-			t.kpiPos = make([]kpiPos, len(kv.keys))
+			t.pos.kpis = make([]kpiPos, len(kv.keys))
 			for j, key := range kv.keys {
 				vp := kv.items[j].pos()
-				t.kpiPos[j] = kpiPos{key: key.str, keyLine: int32(key.pos().Line), keyCol: int32(key.pos().Col),
+				t.pos.kpis[j] = kpiPos{key: key.str, keyLine: int32(key.pos().Line), keyCol: int32(key.pos().Col),
 					valueLine: int32(vp.Line), valueCol: int32(vp.Col)}
 			}
 		}

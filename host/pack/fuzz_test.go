@@ -42,7 +42,7 @@ func FuzzLoadPack(f *testing.F) {
 		}
 		labels := map[string]bool{}
 		for _, task := range p.Tasks {
-			if task.Weight <= 0 || labels[task.Label] || task.Pos.Line < 1 {
+			if task.Weight <= 0 || labels[task.Label] || task.Pos().Line < 1 {
 				t.Fatalf("task %+v accepted", task)
 			}
 			labels[task.Label] = true

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
@@ -137,8 +138,8 @@ func TestExampleRoundTrip(t *testing.T) {
 	if p.Company != (Company{ID: "0b1aeb33-4f4e-4c70-8d83-a66d087e24c5", Name: "Agentsys Engineering", APIBase: "http://127.0.0.1:3847"}) {
 		t.Errorf("Load(%q).Company = %+v", file, p.Company)
 	}
-	if got, want := p.Tasks[0].Pos, (diag.Pos{File: file, Line: 14, Col: 3}); got != want {
-		t.Errorf("Load(%q).Tasks[0].Pos = %v, want %v", file, got, want)
+	if got, want := p.Tasks[0].Pos(), (diag.Pos{File: file, Line: 14, Col: 3}); got != want {
+		t.Errorf("Load(%q).Tasks[0].Pos() = %v, want %v", file, got, want)
 	}
 	if _, got, _ := p.Tasks[0].KPIPos("priority_min"); got != (diag.Pos{File: file, Line: 26, Col: 21}) {
 		t.Errorf("Load(%q) priority_min value at %v, want %v", file, got, diag.Pos{File: file, Line: 26, Col: 21})
@@ -515,5 +516,15 @@ func TestHostileSizesLinear(t *testing.T) {
 				t.Errorf("Render(Parse(%s, %d items)) is %d bytes, want <= %d", tc.name, tc.big, rendered, max)
 			}
 		})
+	}
+}
+
+// TestTaskSize: a pack's Task stays in the 192-byte size class, its
+// positions out of it (docs/performance.md, fourteenth round): a run keeps
+// every task of its pack.
+func TestTaskSize(t *testing.T) {
+	t.Parallel()
+	if got := unsafe.Sizeof(Task{}); got > 192 {
+		t.Errorf("Task is %d bytes, want at most 192", got)
 	}
 }

@@ -52,7 +52,13 @@ type Company struct {
 
 // Task is one pack task.
 type Task struct {
-	Pos       diag.Pos // the task's position (its "- " item)
+	// Where the task and its KPIs are written (Pos, KPIPos; nil after
+	// DropPositions), and its position in its pack's Tasks (Index): a run
+	// keeps every Task of its pack, and what only the load's diagnostics
+	// read is not kept in each (docs/performance.md, fourteenth round).
+	pos   *taskPos
+	index int32
+
 	Label     string
 	Persona   string
 	Prompt    string
@@ -62,11 +68,32 @@ type Task struct {
 	// KPIs are the KPI values as decoded from YAML into JSON types. Tasks
 	// with equal KPIs share one map: read only. KPIPos says where each is.
 	KPIs        map[string]any
-	kpiPos      []kpiPos
 	Safety      Safety
 	ToolCatalog []string // the task's own tool_catalog (see Pack.ToolCatalog)
 	CEL         []*CELCheck
 }
+
+// taskPos is where a task and its KPIs are written.
+type taskPos struct {
+	file      string
+	line, col int32
+	kpis      []kpiPos
+}
+
+// Pos is where the task is written: its "- " item; the zero Pos after
+// DropPositions.
+func (t *Task) Pos() diag.Pos {
+	if t.pos == nil {
+		return diag.Pos{}
+	}
+	return diag.Pos{File: t.pos.file, Line: int(t.pos.line), Col: int(t.pos.col)}
+}
+
+// Index is the task's position in the Tasks of the pack it was loaded
+// with; 0 for a Task made otherwise. A reader keeping something a task
+// (kpi.Set) keeps it by index and checks the pack's Tasks[Index] is the
+// task before it trusts it.
+func (t *Task) Index() int { return int(t.index) }
 
 // kpiPos is where a KPI key and its value are written, in the task's file.
 type kpiPos struct {
@@ -77,10 +104,13 @@ type kpiPos struct {
 
 // KPIPos returns the positions of KPI key and of its value.
 func (t *Task) KPIPos(key string) (keyPos, valuePos diag.Pos, ok bool) {
-	for _, k := range t.kpiPos {
+	if t.pos == nil {
+		return diag.Pos{}, diag.Pos{}, false
+	}
+	for _, k := range t.pos.kpis {
 		if k.key == key {
-			return diag.Pos{File: t.Pos.File, Line: int(k.keyLine), Col: int(k.keyCol)},
-				diag.Pos{File: t.Pos.File, Line: int(k.valueLine), Col: int(k.valueCol)}, true
+			return diag.Pos{File: t.pos.file, Line: int(k.keyLine), Col: int(k.keyCol)},
+				diag.Pos{File: t.pos.file, Line: int(k.valueLine), Col: int(k.valueCol)}, true
 		}
 	}
 	return diag.Pos{}, diag.Pos{}, false

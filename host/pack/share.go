@@ -19,7 +19,7 @@ func (c *CELCheck) Def() CELDef {
 }
 
 // DropPositions drops what only the load's checks and diagnostics read:
-// where each task's CEL checks and KPIs are written. The CEL checks that
+// where each task, its CEL checks and its KPIs are written. The CEL checks that
 // are then alike (the same name, expr, message, message_expr, weight and
 // failure_tag) become one CELCheck shared by every task that has it, and a
 // task whose checks are the previous task's shares its list. A pack of
@@ -28,14 +28,14 @@ func (c *CELCheck) Def() CELDef {
 // "Verifying many small turns", eighth round).
 //
 // It is for a pack that is loaded, checked and its diagnostics rendered:
-// afterwards a check's Pos, ExprPos and MessagePos are zero, KPIPos finds
-// nothing, and the checks and their lists are read only, as the KPI maps
+// afterwards a task's Pos and a check's Pos, ExprPos and MessagePos are
+// zero, KPIPos finds nothing, and the checks and their lists are read only, as the KPI maps
 // are. What each task's checks say is unchanged.
 func (p *Pack) DropPositions() {
 	shared := map[CELDef]*CELCheck{}
 	var prev, list []*CELCheck
 	for _, t := range p.Tasks {
-		t.kpiPos = nil
+		t.pos = nil
 		if len(t.CEL) == 0 {
 			continue
 		}

@@ -41,7 +41,8 @@ func TestDropPositions(t *testing.T) {
 		second.Name, second.Pos = "second", at(line+3)
 		line += 4
 		tasks = append(tasks, &Task{Label: name, CEL: []*CELCheck{&c, &second},
-			kpiPos: []kpiPos{{key: "k", keyLine: int32(line), keyCol: 3, valueLine: int32(line), valueCol: 9}}})
+			pos: &taskPos{file: "p.yaml", line: int32(line), col: 3,
+				kpis: []kpiPos{{key: "k", keyLine: int32(line), keyCol: 3, valueLine: int32(line), valueCol: 9}}}})
 		want = append(want, []CELCheck{c, second})
 	}
 	tasks = append(tasks, &Task{Label: "none"})
@@ -66,6 +67,9 @@ func TestDropPositions(t *testing.T) {
 		}
 		if k, v, ok := tk.KPIPos("k"); ok {
 			t.Errorf("task %s: KPIPos(k) = %v, %v, true after DropPositions, want nothing", tk.Label, k, v)
+		}
+		if pos := tk.Pos(); pos != (diag.Pos{}) {
+			t.Errorf("task %s: Pos() = %v after DropPositions, want none", tk.Label, pos)
 		}
 		if diff := cmp.Diff(want[i], got, noPos, bits); diff != "" {
 			t.Errorf("task %s: checks after DropPositions (-before +after):\n%s", tk.Label, diff)

@@ -208,7 +208,7 @@ func checkSplitSame(t *testing.T, name string, src []byte, want int) {
 	for _, opts := range []Options{{Scorers: testCatalog()}, {}} {
 		whole, _, wholeList, _ := parseWith("p.yaml", src, opts, false, false)
 		split, _, splitList, didSplit := parseWith("p.yaml", src, opts, true, false)
-		if diff := cmp.Diff(whole, split, cmpopts.EquateEmpty(), cmp.AllowUnexported(Task{}, kpiPos{})); diff != "" {
+		if diff := cmp.Diff(whole, split, cmpopts.EquateEmpty(), cmp.AllowUnexported(Task{}, taskPos{}, kpiPos{})); diff != "" {
 			t.Errorf("%s: the pack read task by task differs from the whole document's (-whole +split):\n%s", name, diff)
 		}
 		if diff := cmp.Diff(wholeList, splitList); diff != "" {
@@ -277,7 +277,7 @@ func FuzzSplitSameAsWhole(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte) {
 		whole, _, wholeList, _ := parseWith("f.yaml", src, Options{Scorers: catalog}, false, false)
 		split, _, splitList, _ := parseWith("f.yaml", src, Options{Scorers: catalog}, true, false)
-		if diff := cmp.Diff(whole, split, cmpopts.EquateEmpty(), cmp.AllowUnexported(Task{}, kpiPos{})); diff != "" {
+		if diff := cmp.Diff(whole, split, cmpopts.EquateEmpty(), cmp.AllowUnexported(Task{}, taskPos{}, kpiPos{})); diff != "" {
 			t.Errorf("pack (-whole +split):\n%s", diff)
 		}
 		if diff := cmp.Diff(wholeList, splitList); diff != "" {

@@ -59,5 +59,6 @@ func (d *decoder) keep(p *Pack, t *Task) {
 		d.stream.task(t)
 		return
 	}
+	t.index = int32(len(p.Tasks))
 	p.Tasks = append(p.Tasks, t)
 }
