@@ -79,9 +79,9 @@ type Engine struct {
 // fields (docs/performance.md, "Verifying many small turns").
 type taskInfo struct {
 	task    *pack.Task
-	order   int
 	kpis    map[string]json.RawMessage
-	catalog []string
+	catalog *[]string         // shared by the tasks without a tool_catalog of their own
+	order   int32             // the task's position in the pack
 	key     [sha256.Size]byte // sha256 of the task's definition, part of each turn's input key
 }
 
@@ -98,14 +98,14 @@ type taskIndex struct {
 func newTaskIndex(p *pack.Pack) *taskIndex {
 	ix := &taskIndex{pack: p, byLabel: make(map[string]*taskInfo, len(p.Tasks)), infos: make([]taskInfo, len(p.Tasks))}
 	for i, t := range p.Tasks {
-		ix.infos[i] = taskInfo{task: t, order: i}
+		ix.infos[i] = taskInfo{task: t, order: int32(i)}
 		ix.byLabel[t.Label] = &ix.infos[i]
 	}
 	return ix
 }
 
 // wire is the task as its scorer sees it: what wireShare.task gave.
-func (info *taskInfo) wire() scorer.Task { return wireTask(info.task, info.kpis, info.catalog) }
+func (info *taskInfo) wire() scorer.Task { return wireTask(info.task, info.kpis, *info.catalog) }
 
 // New checks the configuration and prepares the pack's tasks.
 func New(cfg Config) (*Engine, error) {
@@ -134,11 +134,11 @@ func New(cfg Config) (*Engine, error) {
 	called := map[scorer.ID]bool{} // the scorers the pack's turns are scored by, upstream ones included
 	for i, t := range cfg.Pack.Tasks {
 		called[t.Scorer] = true
-		w, err := shared.task(t)
+		kpis, catalog, err := shared.parts(t)
 		if err != nil {
 			return nil, err
 		}
-		ix.infos[i].kpis, ix.infos[i].catalog = w.KPIs, w.ToolCatalog
+		ix.infos[i].kpis, ix.infos[i].catalog = kpis, catalog
 		if _, ok := cfg.Descriptions[t.Scorer]; !ok {
 			return nil, fmt.Errorf("task %q: scorer %q is not installed", t.Label, t.Scorer)
 		}
@@ -209,6 +209,16 @@ func newWireShare(p *pack.Pack) *wireShare {
 }
 
 func (s *wireShare) task(t *pack.Task) (scorer.Task, error) {
+	kpis, catalog, err := s.parts(t)
+	if err != nil {
+		return scorer.Task{}, err
+	}
+	return wireTask(t, kpis, *catalog), nil
+}
+
+// parts is what t's wire form does not share with t: its encoded KPIs and
+// its tool catalog, each shared with the tasks that have the same.
+func (s *wireShare) parts(t *pack.Task) (map[string]json.RawMessage, *[]string, error) {
 	var key uintptr // the pack's map, alive as long as the pack; 0 for no KPIs
 	if len(t.KPIs) > 0 {
 		key = reflect.ValueOf(t.KPIs).Pointer()
@@ -219,17 +229,17 @@ func (s *wireShare) task(t *pack.Task) (scorer.Task, error) {
 		for k, v := range t.KPIs {
 			b, err := json.Marshal(v)
 			if err != nil {
-				return scorer.Task{}, fmt.Errorf("task %q: kpi %s: %w", t.Label, k, err)
+				return nil, nil, fmt.Errorf("task %q: kpi %s: %w", t.Label, k, err)
 			}
 			kpis[k] = b
 		}
 		s.kpis[key] = kpis
 	}
-	catalog := s.catalog
 	if len(t.ToolCatalog) > 0 {
-		catalog = append(append([]string(nil), s.p.ToolCatalog...), t.ToolCatalog...)
+		catalog := append(append([]string(nil), s.p.ToolCatalog...), t.ToolCatalog...)
+		return kpis, &catalog, nil
 	}
-	return wireTask(t, kpis, catalog), nil
+	return kpis, &s.catalog, nil
 }
 
 // wireTask is t as a scorer sees it, with its encoded KPIs and merged
@@ -455,7 +465,7 @@ func (v *pass) inTaskOrder(tasks []*pack.Task) []TurnResult {
 	// first is task i's epoch-1 result, or its missing result.
 	first := func(i int, t *pack.Task) TurnResult {
 		if has(i) {
-			return ofTask(rs.first[i].result(), t)
+			return ofTask(rs.first[i].result(t.Label), t)
 		}
 		return ofTask(TurnResult{Candidate: v.candidate, Label: t.Label, Epoch: 1, Persona: t.Persona,
 			Status: score.StatusMissing, Checks: []CheckResult{}, FailureTags: []string{}}, t)
@@ -485,7 +495,7 @@ func (v *pass) inTaskOrder(tasks []*pack.Task) []TurnResult {
 			results = append(results, first(i, t))
 		}
 		for _, ep := range es {
-			results = append(results, ofTask(rs.more[store.TurnKey{Label: t.Label, Epoch: ep}].result(), t))
+			results = append(results, ofTask(rs.more[store.TurnKey{Label: t.Label, Epoch: ep}].result(t.Label), t))
 		}
 	}
 	return results

@@ -225,44 +225,77 @@ func (c *blobSnapshots) put(sha string, s *companyos.Snapshot) {
 	c.m[sha] = s
 }
 
-// blobSet is the blobs a pass has recorded, by sha256. A digest in
-// lowercase hex, as every digest assay computes is, is kept as its 32
-// bytes (store.Digest, as the blob table keys it) rather than its 64-byte
-// string (docs/performance.md, "Verifying many small turns"); any other
-// name as it is.
+// blobSet is the blobs a pass has recorded lately, by sha256, so that a
+// blob many of its turns share (a snapshot, a repeated trace) is sent to
+// the store once. A digest in lowercase hex, as every digest assay
+// computes is, is kept as its 32 bytes (store.Digest, as the blob table
+// keys it) rather than its 64-byte string; any other name as it is.
+//
+// It remembers the last blobSetGeneration names at least and twice that
+// at most: when the current generation is full it becomes the previous
+// one and the one before is dropped, and a name found in the previous
+// generation is remembered again in the current one. A pass of many
+// turns with blobs of their own then holds a few thousand digests rather
+// than one a turn (docs/performance.md, "Verifying many small turns",
+// fourteenth round). A blob met again after being forgotten is sent again
+// and the store keeps the row it has (ON CONFLICT (sha256) DO NOTHING on
+// both backends): the same evidence is recorded either way, for the work
+// of sending it twice. A chunk's blobs (at most 256 turns' trace, metrics
+// and snapshots at the defaults) are all within one generation's reach,
+// so no write ever carries one blob twice.
 type blobSet struct {
+	cur, prev blobGeneration
+}
+
+// blobSetGeneration is how many names a generation of a blobSet holds.
+const blobSetGeneration = 1024
+
+type blobGeneration struct {
 	digests map[[sha256.Size]byte]struct{}
 	other   map[string]struct{}
 }
 
-func (s *blobSet) has(sha string) bool {
-	if d, ok := store.Digest(sha); ok {
-		_, in := s.digests[d]
+func (g *blobGeneration) len() int { return len(g.digests) + len(g.other) }
+
+func (g *blobGeneration) has(d [sha256.Size]byte, sha string, digest bool) bool {
+	if digest {
+		_, in := g.digests[d]
 		return in
 	}
-	_, in := s.other[sha]
+	_, in := g.other[sha]
 	return in
+}
+
+func (g *blobGeneration) add(d [sha256.Size]byte, sha string, digest bool) {
+	if digest {
+		if g.digests == nil {
+			g.digests = map[[sha256.Size]byte]struct{}{}
+		}
+		g.digests[d] = struct{}{}
+		return
+	}
+	if g.other == nil {
+		g.other = map[string]struct{}{}
+	}
+	g.other[sha] = struct{}{}
+}
+
+func (s *blobSet) has(sha string) bool {
+	d, ok := store.Digest(sha)
+	return s.cur.has(d, sha, ok) || s.prev.has(d, sha, ok)
 }
 
 // insert adds sha and reports whether it was not in the set before: one
 // decoding of the digest where has and an add would make two.
 func (s *blobSet) insert(sha string) bool {
-	if d, ok := store.Digest(sha); ok {
-		if _, in := s.digests[d]; in {
-			return false
-		}
-		if s.digests == nil {
-			s.digests = map[[sha256.Size]byte]struct{}{}
-		}
-		s.digests[d] = struct{}{}
-		return true
-	}
-	if _, in := s.other[sha]; in {
+	d, ok := store.Digest(sha)
+	if s.cur.has(d, sha, ok) {
 		return false
 	}
-	if s.other == nil {
-		s.other = map[string]struct{}{}
+	had := s.prev.has(d, sha, ok)
+	if s.cur.len() >= blobSetGeneration {
+		s.prev, s.cur = s.cur, blobGeneration{}
 	}
-	s.other[sha] = struct{}{}
-	return true
+	s.cur.add(d, sha, ok)
+	return !had
 }

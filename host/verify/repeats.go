@@ -3,6 +3,7 @@ package verify
 import (
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/assay-eval/assay/host/score"
 )
@@ -22,7 +23,9 @@ type repeats struct {
 	tags           [repeatWays][]string
 	nums           [repeatWays]*float64
 	rests          [repeatWays]*keptRest
+	lists          [repeatWays]*keptLists
 	ci, ti, ni, ri int // the next entry each replaces
+	li             int
 }
 
 // repeatWays is how many distinct values of each kind are remembered: a
@@ -82,39 +85,53 @@ func sameCheck(a, b CheckResult) bool {
 		(a.Evidence == nil) == (b.Evidence == nil) && slices.Equal(a.Evidence, b.Evidence)
 }
 
-// keptResult is a TurnResult as a pass keeps it for the summary: 152
-// bytes instead of 312, what every result of a task's scorer says alike
-// (its candidate, persona, scorer, diagnostics and states) in a keptRest
-// shared with the results before it that have the same. result gives the
-// TurnResult back, field for field; weight and slice tags, which are the
-// task's, are not kept (inTaskOrder sets them).
+// keptResult is a TurnResult as a pass keeps it for the summary: 72
+// bytes instead of 312. What every result of a task's scorer says alike
+// (its candidate, persona, status, scorer, diagnostics and states) is in a
+// keptRest, and its checks and failure tags in a keptLists, each shared
+// with the results before it that have the same; its label is not kept at
+// all: a result is kept under its turn's key (passResults), whose label it
+// has. result gives the TurnResult back, field for field; weight and slice
+// tags, which are the task's, are not kept (inTaskOrder sets them).
 type keptResult struct {
-	label            string
-	status           score.Status
-	epoch, toolCalls int
 	scores           [5]*float64 // process, KPI, turn, latency, cost
-	checks           []CheckResult
-	failureTags      []string
+	lists            *keptLists
 	rest             *keptRest
+	epoch, toolCalls int32 // a turn has at most trace.MaxToolCalls tool calls
 	finalized, erred bool
+}
+
+// keptLists are a kept result's checks and failure tags.
+type keptLists struct {
+	checks      []CheckResult
+	failureTags []string
+}
+
+// sameSlice reports whether a and b are the same slice: nil or not alike,
+// the same length and the same array. share makes the equal lists of a
+// pass's results one slice, so results that say the same share one
+// keptLists without comparing what the lists hold again.
+func sameSlice[T any](a, b []T) bool {
+	return (a == nil) == (b == nil) && len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 type keptRest struct {
 	candidate, persona      string
+	status                  score.Status
 	scorer                  ScorerRef
 	diagnostics             []string
 	stateBefore, stateAfter string
 }
 
 func (a *keptRest) same(b *keptRest) bool {
-	return a.candidate == b.candidate && a.persona == b.persona && a.scorer == b.scorer &&
+	return a.candidate == b.candidate && a.persona == b.persona && a.status == b.status && a.scorer == b.scorer &&
 		(a.diagnostics == nil) == (b.diagnostics == nil) && slices.Equal(a.diagnostics, b.diagnostics) &&
 		a.stateBefore == b.stateBefore && a.stateAfter == b.stateAfter
 }
 
 // keep is r as a keptResult, its rest shared with an equal one kept before.
 func (s *repeats) keep(r *TurnResult) keptResult {
-	rest := &keptRest{candidate: r.Candidate, persona: r.Persona, scorer: r.Scorer, diagnostics: r.Diagnostics,
+	rest := &keptRest{candidate: r.Candidate, persona: r.Persona, status: r.Status, scorer: r.Scorer, diagnostics: r.Diagnostics,
 		stateBefore: r.StateBefore, stateAfter: r.StateAfter}
 	shared := false
 	for _, kept := range s.rests {
@@ -126,16 +143,29 @@ func (s *repeats) keep(r *TurnResult) keptResult {
 	if !shared {
 		s.rests[s.ri], s.ri = rest, (s.ri+1)%repeatWays
 	}
-	return keptResult{label: r.Label, status: r.Status, epoch: r.Epoch, toolCalls: r.ToolCalls,
+	return keptResult{epoch: int32(r.Epoch), toolCalls: int32(r.ToolCalls),
 		scores: [5]*float64{r.ProcessScore, r.KPIScore, r.TurnScore, r.LatencyS, r.CostUSD},
-		checks: r.Checks, failureTags: r.FailureTags, rest: rest, finalized: r.Finalized, erred: r.Error}
+		lists:  s.keepLists(r.Checks, r.FailureTags), rest: rest, finalized: r.Finalized, erred: r.Error}
 }
 
-// result is the TurnResult k keeps.
-func (k keptResult) result() TurnResult {
-	return TurnResult{Candidate: k.rest.candidate, Label: k.label, Epoch: k.epoch, Persona: k.rest.persona,
-		Status: k.status, ProcessScore: k.scores[0], KPIScore: k.scores[1], TurnScore: k.scores[2],
-		Finalized: k.finalized, Error: k.erred, LatencyS: k.scores[3], ToolCalls: k.toolCalls, CostUSD: k.scores[4],
-		Checks: k.checks, FailureTags: k.failureTags, Scorer: k.rest.scorer, Diagnostics: k.rest.diagnostics,
+// keepLists is the kept lists of checks and tags: one kept before when it
+// holds the same slices, else new.
+func (s *repeats) keepLists(checks []CheckResult, tags []string) *keptLists {
+	for _, l := range s.lists {
+		if l != nil && sameSlice(l.checks, checks) && sameSlice(l.failureTags, tags) {
+			return l
+		}
+	}
+	l := &keptLists{checks: checks, failureTags: tags}
+	s.lists[s.li], s.li = l, (s.li+1)%repeatWays
+	return l
+}
+
+// result is the TurnResult k keeps, of the turn labelled label.
+func (k keptResult) result(label string) TurnResult {
+	return TurnResult{Candidate: k.rest.candidate, Label: label, Epoch: int(k.epoch), Persona: k.rest.persona,
+		Status: k.rest.status, ProcessScore: k.scores[0], KPIScore: k.scores[1], TurnScore: k.scores[2],
+		Finalized: k.finalized, Error: k.erred, LatencyS: k.scores[3], ToolCalls: int(k.toolCalls), CostUSD: k.scores[4],
+		Checks: k.lists.checks, FailureTags: k.lists.failureTags, Scorer: k.rest.scorer, Diagnostics: k.rest.diagnostics,
 		StateBefore: k.rest.stateBefore, StateAfter: k.rest.stateAfter}
 }
