@@ -32,8 +32,9 @@ func TestUpgradeNote(t *testing.T) {
 	}
 	// As a database an assay before 011 left: the migrations not recorded
 	// (011 converts keys already converted to themselves) and the turns
-	// without the column 012 adds.
-	for _, q := range []string{"DELETE FROM schema_migrations WHERE version >= 11", "ALTER TABLE company_eval_turns DROP COLUMN metrics"} {
+	// without the columns 012 and 013 add.
+	for _, q := range []string{"DELETE FROM schema_migrations WHERE version >= 11",
+		"ALTER TABLE company_eval_turns DROP COLUMN metrics", "ALTER TABLE company_eval_turns DROP COLUMN trace"} {
 		if _, err := conn.Exec(q); err != nil {
 			t.Fatal(err)
 		}

@@ -149,7 +149,7 @@ func WithAnswer(ctx context.Context, st *store.Store, t StoredTurn) StoredTurn {
 		t.AnswerNote = "no trace stored with this turn (recorded before evidence was kept)"
 		return t
 	}
-	b, err := st.ReadBlob(ctx, sha)
+	b, err := st.ReadTrace(ctx, t.TurnID, sha)
 	if err != nil {
 		t.AnswerNote = "trace unreadable: " + err.Error()
 		return t

@@ -125,6 +125,40 @@ func (s *Store) OpenBlob(ctx context.Context, sha256 string) (io.ReadCloser, err
 	return zr, nil
 }
 
+// OpenTrace returns a reader of a recorded turn's trace: the bytes the turn
+// (turnID) keeps itself (kept), since migration 013 a trace of at most 512
+// bytes, else the blob sha256 names (OpenBlob). A turnID of 0 (a queued
+// run's evidence, stored before its turns) reads the blob. An unknown
+// trace wraps ErrNotFound.
+func (s *Store) OpenTrace(ctx context.Context, turnID int64, sha256 string) (r io.ReadCloser, kept bool, err error) {
+	if turnID != 0 {
+		var b []byte
+		err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT trace FROM company_eval_turns WHERE id = ?`), turnID).Scan(&b)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, false, fmt.Errorf("read trace %s of turn %d: %w", shortSHA(sha256), turnID, err)
+		}
+		if len(b) > 0 {
+			return io.NopCloser(bytes.NewReader(b)), true, nil
+		}
+	}
+	r, err = s.OpenBlob(ctx, sha256)
+	return r, false, err
+}
+
+// ReadTrace is OpenTrace read whole.
+func (s *Store) ReadTrace(ctx context.Context, turnID int64, sha256 string) ([]byte, error) {
+	r, _, err := s.OpenTrace(ctx, turnID, sha256)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read trace %s: %w", shortSHA(sha256), err)
+	}
+	return b, nil
+}
+
 // ReadBlob is OpenBlob read whole.
 func (s *Store) ReadBlob(ctx context.Context, sha256 string) ([]byte, error) {
 	r, err := s.OpenBlob(ctx, sha256)

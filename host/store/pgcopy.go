@@ -271,7 +271,8 @@ func pgTurnCopy(turns []TurnRow, now time.Time) pgCopy {
 		b = copyInt4(b, max(t.Epoch, 1))
 		b = copyText(b, t.TraceSHA256)
 		b = copyText(b, t.MetricsSHA256)
-		return copyBytes(b, jsonBytes(t.Metrics, emptyBytes))
+		b = copyBytes(b, jsonBytes(t.Metrics, emptyBytes))
+		return copyBytes(b, jsonBytes(t.Trace, emptyBytes))
 	}}
 }
 

@@ -107,7 +107,8 @@ func TestPostgresCopyStoresWhatInsertsStore(t *testing.T) {
 		score := math.Inf(-1)
 		turns = append(turns, TurnRow{RunID: run.ID, Label: "ünïcödé ✓ 'q' \"dq\" \\", Attempt: 1, Status: TurnMissing},
 			TurnRow{RunID: run.ID, Label: "edge", Attempt: 2, Epoch: 3, Revision: math.MaxInt32, Status: TurnScored,
-				ProcessScore: &score, Checks: []byte(`[]`), Result: []byte(`{"emoji":"🦀"}`), InputKey: "ключ"})
+				ProcessScore: &score, Checks: []byte(`[]`), Result: []byte(`{"emoji":"🦀"}`), InputKey: "ключ",
+				Trace: []byte("{\"type\":\"done\"}\n\x00\xff")})
 		blobs = append(blobs, Blob{SHA256: strings.Repeat("ab", 32), Kind: BlobTrace, Size: 0, Data: []byte{}},
 			Blob{SHA256: "not-hex", Kind: BlobMetrics, Encoding: EncodingIdentity, Size: 3, Data: []byte("abc")})
 		if err := s.RecordTurns(ctx, blobs, turns); err != nil {

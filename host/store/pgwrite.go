@@ -45,19 +45,19 @@ import (
 // attempt once. A write of several tables of which some have conflicted
 // sends the others as plain INSERTs in the same batch.
 
-// pgInsertTurns inserts turns from arrays; $21 is created_at. Integers
+// pgInsertTurns inserts turns from arrays; $22 is created_at. Integers
 // travel as bigint, so one out of the column's range is an error, as it
 // was row by row.
 const pgInsertTurns = `INSERT INTO company_eval_turns (` + turnColumns + `)
 	SELECT run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
-		scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, $21, revision, input_key, epoch,
-		trace_sha256, metrics_sha256, metrics
+		scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, $22, revision, input_key, epoch,
+		trace_sha256, metrics_sha256, metrics, trace
 	FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::float8[], $6::float8[], $7::float8[],
 		$8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[],
-		$16::text[], $17::bigint[], $18::text[], $19::text[], $20::bytea[])
+		$16::text[], $17::bigint[], $18::text[], $19::text[], $20::bytea[], $21::bytea[])
 		AS u(run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
 		scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, revision, input_key, epoch,
-		trace_sha256, metrics_sha256, metrics)`
+		trace_sha256, metrics_sha256, metrics, trace)`
 
 // pgUpsertTurns is pgInsertTurns leaving turns already stored as they are.
 const pgUpsertTurns = pgInsertTurns + `
@@ -169,7 +169,7 @@ func pgSplit[T any](rows []T, size func(*T) int, stmt func(chunk []T, size int) 
 func (t *TurnRow) size() int {
 	return pgRowOverhead + len(t.Label) + len(t.Status) + len(t.Checks) + len(t.FailureTags) + len(t.ScorerID) +
 		len(t.ScorerSHA256) + len(t.StateBeforeSHA256) + len(t.StateAfterSHA256) + len(t.Result) + len(t.InputKey) +
-		len(t.TraceSHA256) + len(t.MetricsSHA256) + len(t.Metrics)
+		len(t.TraceSHA256) + len(t.MetricsSHA256) + len(t.Metrics) + len(t.Trace)
 }
 
 // pgTurnArgs are the column arrays of pgInsertTurns.
@@ -182,7 +182,7 @@ func pgTurnArgs(turns []TurnRow, now time.Time) []any {
 		label, status, scorerID, scorerSHA = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		before, after, inputKey            = make([]string, n), make([]string, n), make([]string, n)
 		trace, metrics                     = make([]string, n), make([]string, n)
-		metricsRow                         = make([][]byte, n)
+		metricsRow, traceRow               = make([][]byte, n), make([][]byte, n)
 		checks, tags, result               = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 	)
 	for i := range turns {
@@ -193,9 +193,10 @@ func pgTurnArgs(turns []TurnRow, now time.Time) []any {
 		scorerID[i], scorerSHA[i], before[i], after[i] = t.ScorerID, t.ScorerSHA256, t.StateBeforeSHA256, t.StateAfterSHA256
 		result[i], revision[i], inputKey[i], epoch[i] = jsonBytes(t.Result, emptyObjectBytes), int64(max(t.Revision, 1)), t.InputKey, int64(max(t.Epoch, 1))
 		trace[i], metrics[i], metricsRow[i] = t.TraceSHA256, t.MetricsSHA256, jsonBytes(t.Metrics, emptyBytes)
+		traceRow[i] = jsonBytes(t.Trace, emptyBytes)
 	}
 	return []any{runID, label, attempt, status, process, kpi, score, checks, tags, scorerID, scorerSHA,
-		before, after, result, revision, inputKey, epoch, trace, metrics, metricsRow, now}
+		before, after, result, revision, inputKey, epoch, trace, metrics, metricsRow, traceRow, now}
 }
 
 var (

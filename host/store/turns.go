@@ -45,18 +45,24 @@ type TurnRow struct {
 	// Metrics is the metrics row itself, kept in the turn (docs/evidence.md);
 	// nil for a turn whose row is in company_eval_blobs instead (recorded
 	// before migration 012, or none).
-	Metrics   []byte
+	Metrics []byte
+	// Trace is the trace's bytes when the turn keeps them itself (a trace
+	// of at most 512 bytes, since migration 013: docs/evidence.md); nil for
+	// a turn whose trace is in company_eval_blobs, or none. It is written,
+	// never read back with the row: OpenTrace reads it.
+	Trace     []byte
 	CreatedAt time.Time // set when read back
 }
 
-const turnColumns = turnPageColumns + `, metrics`
+const turnColumns = turnPageColumns + `, metrics, trace`
 
-// turnPageColumns are turnColumns but metrics, which no page of turns
-// shows: TurnPage reads NULL in its place.
+// turnPageColumns are turnColumns but metrics and trace, which no page of
+// turns shows: TurnPage reads NULL in the metrics row's place, and no read
+// of rows reads a trace (OpenTrace does).
 const turnPageColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
 	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, epoch, trace_sha256, metrics_sha256`
 
-const turnColumnCount = 21
+const turnColumnCount = 22
 
 // TurnKey is one turn of a run attempt: an epoch of a task
 // (docs/verify-engine.md).
@@ -98,7 +104,7 @@ func (t *TurnRow) appendArgs(args []any, now any, bx *rowBoxes) []any {
 		bx.text(6, t.Checks, "[]"), bx.text(7, t.FailureTags, "[]"), bx.str(8, t.ScorerID), bx.str(9, t.ScorerSHA256),
 		bx.str(10, t.StateBeforeSHA256), bx.str(11, t.StateAfterSHA256), jsonText(t.Result, "{}"), now,
 		bx.int(12, max(t.Revision, 1)), t.InputKey, bx.int(13, max(t.Epoch, 1)),
-		t.TraceSHA256, t.MetricsSHA256, jsonBytes(t.Metrics, emptyBytes))
+		t.TraceSHA256, t.MetricsSHA256, jsonBytes(t.Metrics, emptyBytes), jsonBytes(t.Trace, emptyBytes))
 }
 
 // rowBoxes are the values the rows of one write bound last in the columns
@@ -238,7 +244,7 @@ func (s *Store) turns(ctx context.Context, runID int64, attempt int, label strin
 // readTurns is turns, with each turn's metrics row only when metrics is
 // set (NULL is read in its place otherwise).
 func (s *Store) readTurns(ctx context.Context, runID int64, attempt int, label string, metrics bool) ([]TurnRow, error) {
-	cols := turnColumns
+	cols := turnPageColumns + `, metrics`
 	if !metrics {
 		cols = turnPageColumns + `, NULL`
 	}

@@ -956,7 +956,14 @@ func (e *Engine) evidenceOf(v *pass, p *prepared, row *store.TurnRow, blobs []st
 		return blobs, nil // nothing readable to keep
 	}
 	row.TraceSHA256 = p.traceSHA
-	if p.traceBlob != nil && v.stored.insert(p.traceSHA) {
+	switch {
+	case p.traceBlob == nil:
+	case withRow && p.traceBlob.Encoding == store.EncodingIdentity:
+		// A trace of at most 512 bytes is kept in its turn's row, as
+		// the metrics row is: as a blob of its own it would be an insert
+		// at a random place of the blob key's index (docs/evidence.md).
+		row.Trace = p.traceBlob.Data
+	case v.stored.insert(p.traceSHA):
 		blobs = append(blobs, *p.traceBlob)
 	}
 	if p.metrics != nil {
@@ -1145,13 +1152,16 @@ func (e *Engine) parseTrace(ctx context.Context, p *prepared, inline []byte, rec
 	if name == "" {
 		name = ts.Pos.String()
 	}
-	src, err := e.openTrace(ctx, ts, inline)
+	src, kept, err := e.openTrace(ctx, ts, inline)
 	if err != nil {
 		p.fail(ts.refPos(), inputCode(err, "trace.read"), err)
 		return false
 	}
 	defer src.Close()
-	tee := e.newEvidenceTee(src, record && ts.traceSHA == "")
+	// A trace read from stored evidence is recorded again only when its
+	// turn kept it itself: the revision recorded from it keeps it as well
+	// (one in a blob is there for every revision).
+	tee := e.newEvidenceTee(src, record && (ts.traceSHA == "" || kept))
 	turn, ds, err := trace.Parse(name, tee)
 	sha, blob, ferr := tee.finish(store.BlobTrace)
 	if err = errors.Join(err, ferr); err != nil {

@@ -152,19 +152,20 @@ func (e *Engine) compressBlob(kind, sha string, raw []byte) (store.Blob, error) 
 }
 
 // openTrace opens a turn's trace: its file, its turns line's events, or
-// the stored evidence it was recorded with.
-func (e *Engine) openTrace(ctx context.Context, ts *TurnSpec, inline []byte) (io.ReadCloser, error) {
+// the stored evidence it was recorded with; kept says a stored turn keeps
+// it itself (store.OpenTrace), so a revision recorded from it keeps it too.
+func (e *Engine) openTrace(ctx context.Context, ts *TurnSpec, inline []byte) (r io.ReadCloser, kept bool, err error) {
 	switch {
 	case ts.traceSHA != "":
-		return e.cfg.Store.OpenBlob(ctx, ts.traceSHA)
+		return e.cfg.Store.OpenTrace(ctx, ts.traceTurn, ts.traceSHA)
 	case ts.TracePath != "":
 		f, err := openInputIn(ts.TracePath, ts.Root, ts.realRoot)
 		if err != nil {
-			return nil, fmt.Errorf("opening trace: %w", err)
+			return nil, false, fmt.Errorf("opening trace: %w", err)
 		}
-		return f, nil
+		return f, false, nil
 	}
-	return io.NopCloser(bytes.NewReader(inline)), nil
+	return io.NopCloser(bytes.NewReader(inline)), false, nil
 }
 
 // hashTrace is the sha256 of a turn's trace bytes, read as a stream.
@@ -172,7 +173,7 @@ func (e *Engine) hashTrace(ctx context.Context, ts *TurnSpec, inline []byte) (st
 	if ts.traceSHA != "" {
 		return ts.traceSHA, nil
 	}
-	r, err := e.openTrace(ctx, ts, inline)
+	r, _, err := e.openTrace(ctx, ts, inline)
 	if err != nil {
 		return "", err
 	}

@@ -81,8 +81,10 @@ type TurnSpec struct {
 	// NDJSON at once.
 	inline inlineSource
 	// traceSHA names a trace kept as evidence (docs/evidence.md): a turn
-	// rescored from the database reads it from there.
-	traceSHA string
+	// rescored from the database reads it from there, from the turn
+	// traceTurn when it keeps it itself (store.OpenTrace).
+	traceSHA  string
+	traceTurn int64
 
 	StateBefore Part
 	StateAfter  Part

@@ -1,0 +1,12 @@
+-- A turn keeps a trace of at most 512 bytes in the turn itself, as it
+-- keeps its metrics row since 012 (docs/storage.md, "company_eval_turns";
+-- docs/evidence.md): as a blob of its own such a trace was an insert at a
+-- random place of the evidence key's index for every turn, the largest
+-- share of recording a run of short answers and the cost that grew with
+-- the database (docs/performance.md, "Verifying many small turns",
+-- fourteenth round). The turn still names it by trace_sha256. A longer
+-- trace, a trace recorded before this migration and the evidence a queued
+-- run stores before its turns stay in company_eval_blobs; readers take a
+-- trace from either (store.OpenTrace). Adding a column with a constant
+-- default rewrites no row.
+ALTER TABLE company_eval_turns ADD COLUMN trace BLOB NOT NULL DEFAULT x'';
