@@ -148,20 +148,17 @@ func (s *Store) OpenTrace(ctx context.Context, turnID int64, sha256 string) (r i
 // ReadTrace is OpenTrace read whole.
 func (s *Store) ReadTrace(ctx context.Context, turnID int64, sha256 string) ([]byte, error) {
 	r, _, err := s.OpenTrace(ctx, turnID, sha256)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read trace %s: %w", shortSHA(sha256), err)
-	}
-	return b, nil
+	return readWhole(r, err, sha256)
 }
 
 // ReadBlob is OpenBlob read whole.
 func (s *Store) ReadBlob(ctx context.Context, sha256 string) ([]byte, error) {
 	r, err := s.OpenBlob(ctx, sha256)
+	return readWhole(r, err, sha256)
+}
+
+// readWhole reads and closes r, the evidence sha256 opened (or err).
+func readWhole(r io.ReadCloser, err error, sha256 string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}

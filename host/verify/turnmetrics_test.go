@@ -27,14 +27,7 @@ func TestTurnsKeepTheirMetrics(t *testing.T) {
 			req, rep := verifiedThenDeleted(t, st)
 			kept := func(runID int64) {
 				t.Helper()
-				r, err := st.RunByID(ctx, runID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rows, err := st.TurnsDone(ctx, r.ID, r.Attempt)
-				if err != nil {
-					t.Fatal(err)
-				}
+				rows := turnsOfRun(t, st, runID)
 				// TurnsDone reads no metrics row; TurnMetrics finds the
 				// one each turn keeps (no blob of it exists, below).
 				metrics, err := st.TurnMetrics(ctx, slices.Collect(maps.Values(rows)))
@@ -60,24 +53,48 @@ func TestTurnsKeepTheirMetrics(t *testing.T) {
 					t.Fatalf("run %d: no turn with a metrics row", runID)
 				}
 			}
-			from := rep.Candidates[0].RunID
-			kept(from)
-			to := from
-			for _, version := range []string{"v-rebuilt", "v-rebuilt-again"} {
-				eng := req.Engine
-				eng.ScorerVersion = version
-				again, err := Rescore(ctx, RescoreRequest{Engine: eng, Candidate: "candidate-a", RunID: to})
-				if err != nil {
-					t.Fatalf("Rescore(%s) = %v", version, err)
-				}
-				if again.Diff.ToRun == to || len(again.NoEvidence) != 0 || again.Report.Candidates[0].Reused != 0 {
-					t.Fatalf("Rescore(%s) = run %d, no evidence %v, reused %d; want every turn scored in a new run",
-						version, again.Diff.ToRun, again.NoEvidence, again.Report.Candidates[0].Reused)
-				}
-				to = again.Diff.ToRun
-				kept(to)
-			}
+			rescoredInTurn(t, req, rep.Candidates[0].RunID, kept)
 		})
+	}
+}
+
+// turnsOfRun is the latest revision of each turn recorded by run runID's
+// attempt (TurnsDone: without their metrics rows and traces).
+func turnsOfRun(t *testing.T, st *store.Store, runID int64) map[store.TurnKey]store.TurnRow {
+	t.Helper()
+	ctx := context.Background()
+	r, err := st.RunByID(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.TurnsDone(ctx, r.ID, r.Attempt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// rescoredInTurn calls check on run from, then rescores it twice, each
+// rescore from the run before it under a new scorer version, and calls
+// check on each new run: every turn is scored again from the evidence the
+// run before recorded.
+func rescoredInTurn(t *testing.T, req Request, from int64, check func(runID int64)) {
+	t.Helper()
+	check(from)
+	to := from
+	for _, version := range []string{"v-rebuilt", "v-rebuilt-again"} {
+		eng := req.Engine
+		eng.ScorerVersion = version
+		again, err := Rescore(context.Background(), RescoreRequest{Engine: eng, Candidate: "candidate-a", RunID: to})
+		if err != nil {
+			t.Fatalf("Rescore(%s) = %v", version, err)
+		}
+		if again.Diff.ToRun == to || len(again.NoEvidence) != 0 || again.Report.Candidates[0].Reused != 0 {
+			t.Fatalf("Rescore(%s) = run %d, no evidence %v, reused %d; want every turn scored in a new run",
+				version, again.Diff.ToRun, again.NoEvidence, again.Report.Candidates[0].Reused)
+		}
+		to = again.Diff.ToRun
+		check(to)
 	}
 }
 
@@ -146,14 +163,7 @@ func TestSmallTracesKeptInTheirTurn(t *testing.T) {
 			}
 			check := func(runID int64) {
 				t.Helper()
-				r, err := st.RunByID(ctx, runID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rows, err := st.TurnsDone(ctx, r.ID, r.Attempt)
-				if err != nil {
-					t.Fatal(err)
-				}
+				rows := turnsOfRun(t, st, runID)
 				kept := 0
 				for _, row := range rows {
 					if row.TraceSHA256 == "" {
@@ -185,23 +195,7 @@ func TestSmallTracesKeptInTheirTurn(t *testing.T) {
 					t.Errorf("run %d: %d turns with the small trace, want 1", runID, kept)
 				}
 			}
-			from := rep.Candidates[0].RunID
-			check(from)
-			to := from
-			for _, version := range []string{"v-rebuilt", "v-rebuilt-again"} {
-				eng := req.Engine
-				eng.ScorerVersion = version
-				again, err := Rescore(ctx, RescoreRequest{Engine: eng, Candidate: "candidate-a", RunID: to})
-				if err != nil {
-					t.Fatalf("Rescore(%s) = %v", version, err)
-				}
-				if again.Diff.ToRun == to || len(again.NoEvidence) != 0 || again.Report.Candidates[0].Reused != 0 {
-					t.Fatalf("Rescore(%s) = run %d, no evidence %v, reused %d; want every turn scored in a new run",
-						version, again.Diff.ToRun, again.NoEvidence, again.Report.Candidates[0].Reused)
-				}
-				to = again.Diff.ToRun
-				check(to)
-			}
+			rescoredInTurn(t, req, rep.Candidates[0].RunID, check)
 		})
 	}
 }
