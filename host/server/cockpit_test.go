@@ -243,3 +243,40 @@ func TestCockpitTokenCheckFailure(t *testing.T) {
 		t.Errorf("API call while the database fails = %d, want 500", resp.StatusCode)
 	}
 }
+
+// TestCockpitTimelineOfSmallTrace: a trace of at most 512 bytes is kept in
+// its turn's row, not as a blob (docs/evidence.md), and the turn page reads
+// it from there into its timeline. On SQLite and Postgres. It fails if the
+// page looks for the trace only among the blobs.
+func TestCockpitTimelineOfSmallTrace(t *testing.T) {
+	for _, be := range storetest.Backends(t) {
+		t.Run(be.Name, func(t *testing.T) {
+			f := newFixture(t, be.DSN(t), nil)
+			f.putExamplePack()
+			line := `{"label":"validate_delivery_tools","candidate":"candidate-s","persona":"qa-release-lead","latency_s":3,"trace":[` +
+				`{"type":"phase","phase":"skill_dispatch"},` +
+				`{"type":"runtime","payload":{"event_type":"tool_start","tool_name":"validate-delivery","tool_input":{"target":"release-4.2"}}},` +
+				`{"type":"final_answer","payload":{"message":"Validated: 13 passed."}},` +
+				`{"type":"done","reply":"ok","finalized":true}]}` + "\n"
+			f.upload([]byte(line))
+			b := newBrowser(t, f)
+			b.signIn(f.token)
+			_, overview := b.get("/")
+			m := runHref.FindStringSubmatch(overview)
+			if m == nil {
+				t.Fatalf("overview links no run:\n%s", overview)
+			}
+			_, run := b.get(m[1])
+			tm := turnHref.FindStringSubmatch(run)
+			if tm == nil {
+				t.Fatalf("run page %s links no turn", m[1])
+			}
+			_, turn := b.get(tm[1])
+			for _, want := range []string{`class="timeline"`, "validate-delivery", "answer (finalized)"} {
+				if !strings.Contains(turn, want) {
+					t.Errorf("turn page %s lacks the small trace's timeline (%q):\n%s", tm[1], want, turn)
+				}
+			}
+		})
+	}
+}
