@@ -106,7 +106,7 @@ func (c *Cockpit) turn(w http.ResponseWriter, r *http.Request, t store.Token) {
 	}
 	p := c.base(r, t, "Turn "+label, "overview")
 	p.RunID, p.Revision, p.Turn = run.ID, row.Revision, &tr
-	p.Timeline, p.TraceNote = c.timeline(r, row.ID, row.TraceSHA256)
+	p.Timeline, p.TraceNote = c.timeline(r, row.TraceKeptBy(), row.TraceSHA256)
 	p.Before = c.snapshot(r, row.StateBeforeSHA256)
 	p.After = c.snapshot(r, row.StateAfterSHA256)
 	c.render(w, "turn", p)

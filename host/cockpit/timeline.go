@@ -30,11 +30,11 @@ type timelineRow struct {
 
 // timeline reads the turn's stored trace (docs/evidence.md) and returns it
 // as a timeline, or a note saying why there is none.
-func (c *Cockpit) timeline(r *http.Request, turnID int64, sha string) (*timelineView, string) {
+func (c *Cockpit) timeline(r *http.Request, keptBy int64, sha string) (*timelineView, string) {
 	if sha == "" {
 		return nil, "No trace is stored with this turn (it was recorded before evidence was kept, or its input could not be read)."
 	}
-	rc, _, err := c.cfg.Store.OpenTrace(r.Context(), turnID, sha)
+	rc, _, err := c.cfg.Store.OpenTrace(r.Context(), keptBy, sha)
 	if err != nil {
 		return nil, fmt.Sprintf("The stored trace %s could not be read: %v", shortSHA(sha), err)
 	}

@@ -99,6 +99,8 @@ type StoredTurn struct {
 	Answer     string               `json:"answer,omitempty"`
 	// AnswerNote says why Answer is empty when it could not be read.
 	AnswerNote string `json:"answer_note,omitempty"`
+
+	traceKeptBy int64 // the turn's id when it keeps its trace itself (store.TurnRow.TraceKeptBy)
 }
 
 // Turn reads one stored turn; an unknown id wraps ErrUnknownTurn.
@@ -107,11 +109,12 @@ func Turn(ctx context.Context, st *store.Store, id int64) (StoredTurn, error) {
 	var score sql.NullFloat64
 	var result []byte
 	var traceSHA, before, after, scorerID, scorerSHA, units string
+	var traceKept bool
 	err := st.DB().QueryRowContext(ctx, st.Rebind(`SELECT t.id, t.run_id, r.pack_sha256, r.candidate, t.label, t.status,
-		t.turn_score, t.result, t.trace_sha256, t.state_before_sha256, t.state_after_sha256, t.scorer_id, t.scorer_sha256, r.units
+		t.turn_score, t.result, t.trace_sha256, length(t.trace) > 0, t.state_before_sha256, t.state_after_sha256, t.scorer_id, t.scorer_sha256, r.units
 		FROM company_eval_turns t JOIN company_eval_runs r ON r.id = t.run_id WHERE t.id = ?`), id).Scan(
 		&t.TurnID, &t.RunID, &t.PackSHA256, &t.Candidate, &t.Label, &t.Status, &score, &result,
-		&traceSHA, &before, &after, &scorerID, &scorerSHA, &units)
+		&traceSHA, &traceKept, &before, &after, &scorerID, &scorerSHA, &units)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, fmt.Errorf("turn %d: %w", id, ErrUnknownTurn)
 	}
@@ -128,6 +131,9 @@ func Turn(ctx context.Context, st *store.Store, id int64) (StoredTurn, error) {
 		t.Scorer = scorerFromUnits(units, scorerID, scorerSHA)
 	}
 	t.Evidence = map[string]string{"trace": traceSHA, "state_before": before, "state_after": after}
+	if traceKept {
+		t.traceKeptBy = t.TurnID
+	}
 	return t, nil
 }
 
@@ -149,7 +155,7 @@ func WithAnswer(ctx context.Context, st *store.Store, t StoredTurn) StoredTurn {
 		t.AnswerNote = "no trace stored with this turn (recorded before evidence was kept)"
 		return t
 	}
-	b, err := st.ReadTrace(ctx, t.TurnID, sha)
+	b, err := st.ReadTrace(ctx, t.traceKeptBy, sha)
 	if err != nil {
 		t.AnswerNote = "trace unreadable: " + err.Error()
 		return t

@@ -126,16 +126,17 @@ func (s *Store) OpenBlob(ctx context.Context, sha256 string) (io.ReadCloser, err
 }
 
 // OpenTrace returns a reader of a recorded turn's trace: the bytes the turn
-// (turnID) keeps itself (kept), since migration 013 a trace of at most 512
-// bytes, else the blob sha256 names (OpenBlob). A turnID of 0 (a queued
-// run's evidence, stored before its turns) reads the blob. An unknown
-// trace wraps ErrNotFound.
-func (s *Store) OpenTrace(ctx context.Context, turnID int64, sha256 string) (r io.ReadCloser, kept bool, err error) {
-	if turnID != 0 {
+// keptBy keeps itself (kept), since migration 013 a trace of at most 512
+// bytes, else the blob sha256 names (OpenBlob). keptBy is a turn row's
+// TraceKeptBy: 0 for a trace that is a blob (a longer one, one recorded
+// before 013, a queued run's evidence), which is then read with one query.
+// An unknown trace wraps ErrNotFound.
+func (s *Store) OpenTrace(ctx context.Context, keptBy int64, sha256 string) (r io.ReadCloser, kept bool, err error) {
+	if keptBy != 0 {
 		var b []byte
-		err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT trace FROM company_eval_turns WHERE id = ?`), turnID).Scan(&b)
+		err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT trace FROM company_eval_turns WHERE id = ?`), keptBy).Scan(&b)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, false, fmt.Errorf("read trace %s of turn %d: %w", shortSHA(sha256), turnID, err)
+			return nil, false, fmt.Errorf("read trace %s of turn %d: %w", shortSHA(sha256), keptBy, err)
 		}
 		if len(b) > 0 {
 			return io.NopCloser(bytes.NewReader(b)), true, nil
@@ -146,8 +147,8 @@ func (s *Store) OpenTrace(ctx context.Context, turnID int64, sha256 string) (r i
 }
 
 // ReadTrace is OpenTrace read whole.
-func (s *Store) ReadTrace(ctx context.Context, turnID int64, sha256 string) ([]byte, error) {
-	r, _, err := s.OpenTrace(ctx, turnID, sha256)
+func (s *Store) ReadTrace(ctx context.Context, keptBy int64, sha256 string) ([]byte, error) {
+	r, _, err := s.OpenTrace(ctx, keptBy, sha256)
 	return readWhole(r, err, sha256)
 }
 

@@ -49,20 +49,37 @@ type TurnRow struct {
 	// Trace is the trace's bytes when the turn keeps them itself (a trace
 	// of at most 512 bytes, since migration 013: docs/evidence.md); nil for
 	// a turn whose trace is in company_eval_blobs, or none. It is written,
-	// never read back with the row: OpenTrace reads it.
+	// never read back with the row: TraceKept says the turn has it, and
+	// OpenTrace reads it.
 	Trace     []byte
+	TraceKept bool      // set when read back
 	CreatedAt time.Time // set when read back
+}
+
+// TraceKeptBy is what OpenTrace takes of a turn read back: its id when it
+// keeps its trace itself, 0 when the trace is a blob.
+func (t *TurnRow) TraceKeptBy() int64 {
+	if t.TraceKept {
+		return t.ID
+	}
+	return 0
 }
 
 const turnColumns = turnPageColumns + `, metrics, trace`
 
 // turnPageColumns are turnColumns but metrics and trace, which no page of
 // turns shows: TurnPage reads NULL in the metrics row's place, and no read
-// of rows reads a trace (OpenTrace does).
+// of rows reads a trace, only whether the turn keeps one (traceKept;
+// OpenTrace reads it).
 const turnPageColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
 	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, epoch, trace_sha256, metrics_sha256`
 
 const turnColumnCount = 22
+
+// traceKept is what a read of turn rows selects last: whether the turn
+// keeps its trace itself (TurnRow.TraceKept), without reading it
+// (TurnPage selects it of its table alias).
+const traceKept = `length(trace) > 0`
 
 // TurnKey is one turn of a run attempt: an epoch of a task
 // (docs/verify-engine.md).
@@ -244,9 +261,9 @@ func (s *Store) turns(ctx context.Context, runID int64, attempt int, label strin
 // readTurns is turns, with each turn's metrics row only when metrics is
 // set (NULL is read in its place otherwise).
 func (s *Store) readTurns(ctx context.Context, runID int64, attempt int, label string, metrics bool) ([]TurnRow, error) {
-	cols := turnPageColumns + `, metrics`
+	cols := turnPageColumns + `, metrics, ` + traceKept
 	if !metrics {
-		cols = turnPageColumns + `, NULL`
+		cols = turnPageColumns + `, NULL, ` + traceKept
 	}
 	q := `SELECT id, ` + cols + ` FROM company_eval_turns WHERE run_id = ? AND attempt = ?`
 	args := []any{runID, attempt}
@@ -271,7 +288,7 @@ func scanTurns(rows *sql.Rows, runID int64) ([]TurnRow, error) {
 		var checks, tags, result []byte
 		if err := rows.Scan(&t.ID, &t.RunID, &t.Label, &t.Attempt, &t.Status, &process, &kpi,
 			&turn, &checks, &tags, &t.ScorerID, &t.ScorerSHA256, &t.StateBeforeSHA256,
-			&t.StateAfterSHA256, &result, &t.CreatedAt, &t.Revision, &t.InputKey, &t.Epoch, &t.TraceSHA256, &t.MetricsSHA256, &t.Metrics); err != nil {
+			&t.StateAfterSHA256, &result, &t.CreatedAt, &t.Revision, &t.InputKey, &t.Epoch, &t.TraceSHA256, &t.MetricsSHA256, &t.Metrics, &t.TraceKept); err != nil {
 			return nil, fmt.Errorf("read turns of run %d: %w", runID, err)
 		}
 		t.ProcessScore, t.KPIScore, t.TurnScore = floatPtr(process), floatPtr(kpi), floatPtr(turn)

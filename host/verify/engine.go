@@ -208,14 +208,6 @@ func newWireShare(p *pack.Pack) *wireShare {
 	return &wireShare{p: p, kpis: map[uintptr]map[string]json.RawMessage{}, catalog: c[:len(c):len(c)]}
 }
 
-func (s *wireShare) task(t *pack.Task) (scorer.Task, error) {
-	kpis, catalog, err := s.parts(t)
-	if err != nil {
-		return scorer.Task{}, err
-	}
-	return wireTask(t, kpis, *catalog), nil
-}
-
 // parts is what t's wire form does not share with t: its encoded KPIs and
 // its tool catalog, each shared with the tasks that have the same.
 func (s *wireShare) parts(t *pack.Task) (map[string]json.RawMessage, *[]string, error) {

@@ -40,6 +40,15 @@ type local struct {
 	labels  map[string]int    // cases seen per task label
 }
 
+// task is t's wire form, as the engine makes it (taskInfo.wire).
+func (s *wireShare) task(t *pack.Task) (scorer.Task, error) {
+	kpis, catalog, err := s.parts(t)
+	if err != nil {
+		return scorer.Task{}, err
+	}
+	return wireTask(t, kpis, *catalog), nil
+}
+
 func newLocal() *local {
 	l := &local{scorers: map[scorer.ID]sdk.Scorer{}, fail: map[scorer.ID]bool{}, calls: map[scorer.ID]int{}, labels: map[string]int{}}
 	for _, s := range builtin.Scorers() {

@@ -82,7 +82,7 @@ type TurnSpec struct {
 	inline inlineSource
 	// traceSHA names a trace kept as evidence (docs/evidence.md): a turn
 	// rescored from the database reads it from there, from the turn
-	// traceTurn when it keeps it itself (store.OpenTrace).
+	// traceTurn when it keeps it itself (store.OpenTrace; 0: a blob).
 	traceSHA  string
 	traceTurn int64
 

@@ -224,6 +224,6 @@ func evidenceTurnFrom(r store.RunRow, row store.TurnRow, raw []byte) (TurnSpec, 
 		pos.File = fmt.Sprintf("run %d turn %s epoch %d (stored evidence)", r.ID, row.Label, row.Epoch)
 	}
 	return TurnSpec{Candidate: m.Candidate, Label: m.Label, Epoch: max(row.Epoch, 1), Persona: m.Persona, LatencyS: m.LatencyS, CostUSD: m.CostUSD,
-		StartedAt: m.StartedAt, FinishedAt: m.FinishedAt, Pos: pos, traceSHA: row.TraceSHA256, traceTurn: row.ID,
+		StartedAt: m.StartedAt, FinishedAt: m.FinishedAt, Pos: pos, traceSHA: row.TraceSHA256, traceTurn: row.TraceKeptBy(),
 		StateBefore: Part{stored: row.StateBeforeSHA256, Pos: pos}, StateAfter: Part{stored: row.StateAfterSHA256, Pos: pos}}, nil
 }

@@ -174,7 +174,7 @@ func TestSmallTracesKeptInTheirTurn(t *testing.T) {
 						t.Fatal(err)
 					}
 					_, blobErr := st.ReadBlob(ctx, row.TraceSHA256)
-					tr, err := st.ReadTrace(ctx, row.ID, row.TraceSHA256)
+					tr, err := st.ReadTrace(ctx, row.TraceKeptBy(), row.TraceSHA256)
 					if err != nil {
 						t.Fatalf("run %d turn %s: ReadTrace = %v", runID, row.Label, err)
 					}
