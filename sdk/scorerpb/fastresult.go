@@ -176,9 +176,17 @@ func UnmarshalResults(b []byte) ([]WireResult, error) {
 	return out, err
 }
 
-// resultReader holds what one response's results share.
+// resultReader holds what one response's results share: the names, and
+// the scratch a result is read into (in one pass over its fields) before
+// it is copied into slices of its own, each allocated once at its size.
 type resultReader struct {
 	names map[string]string
+	// The result being read: its checks, the end of each check's evidence
+	// in ev, its evidence, failure tags and diagnostics.
+	checks      []sdk.Check
+	ends        []int
+	ev          []string
+	tags, diags []string
 }
 
 // name is str for a short value that repeats across the response.
@@ -208,40 +216,8 @@ func count(b []byte, num protowire.Number) (int, error) {
 func (rd *resultReader) result(b []byte, r *sdk.Result) (WireResult, error) {
 	var w WireResult
 	var msg string
-	var evidence, tags, diags int
-	var perCheck [8]int
-	counts := perCheck[:0] // evidence of each check, by index
-	if err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
-		if typ == protowire.BytesType {
-			switch num {
-			case 3:
-				n, err := checkEvidence(v, counts)
-				evidence += n
-				counts = append(counts, n)
-				return err
-			case 4:
-				tags++
-			case 5:
-				diags++
-			}
-		}
-		return nil
-	}); err != nil {
-		return w, err
-	}
-	if len(counts) > 0 {
-		r.Checks = make([]sdk.Check, 0, len(counts))
-	}
-	if tags > 0 {
-		r.FailureTags = make([]string, 0, tags)
-	}
-	if diags > 0 {
-		r.Diagnostics = make([]string, 0, diags)
-	}
-	var ev []string
-	if evidence > 0 {
-		ev = make([]string, 0, evidence)
-	}
+	rd.checks, rd.ends, rd.ev = rd.checks[:0], rd.ends[:0], rd.ev[:0]
+	rd.tags, rd.diags = rd.tags[:0], rd.diags[:0]
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		var err error
 		var s string
@@ -251,16 +227,13 @@ func (rd *resultReader) result(b []byte, r *sdk.Result) (WireResult, error) {
 		case num == 2 && typ == protowire.Fixed64Type:
 			r.Score = math.Float64frombits(x)
 		case num == 3 && typ == protowire.BytesType:
-			var c sdk.Check
-			if c, ev, err = rd.check(v, ev, r.Checks); err == nil {
-				r.Checks = append(r.Checks, c)
-			}
+			err = rd.check(v)
 		case num == 4 && typ == protowire.BytesType:
 			s, err = rd.name(v)
-			r.FailureTags = append(r.FailureTags, s)
+			rd.tags = append(rd.tags, s)
 		case num == 5 && typ == protowire.BytesType:
 			s, err = str(v)
-			r.Diagnostics = append(r.Diagnostics, s)
+			rd.diags = append(rd.diags, s)
 		case num == 6 && typ == protowire.BytesType:
 			msg, err = str(v)
 		}
@@ -273,46 +246,42 @@ func (rd *resultReader) result(b []byte, r *sdk.Result) (WireResult, error) {
 		w.Err = errors.New(msg)
 		return w, nil
 	}
-	if r.Checks == nil {
-		r.Checks = []sdk.Check{}
+	r.Checks = make([]sdk.Check, len(rd.checks))
+	copy(r.Checks, rd.checks)
+	if len(rd.ev) > 0 {
+		ev := make([]string, len(rd.ev))
+		copy(ev, rd.ev)
+		start := 0
+		for i, end := range rd.ends {
+			if end > start {
+				r.Checks[i].Evidence = ev[start:end:end]
+			}
+			start = end
+		}
 	}
+	r.FailureTags = cloneExact(rd.tags)
+	r.Diagnostics = cloneExact(rd.diags)
 	w.Result = r
 	return w, nil
 }
 
-// checkEvidence is the number of evidence strings of the check b, given
-// those of the checks before it (counts): its own, or those of the check
-// its evidence_from names.
-func checkEvidence(b []byte, counts []int) (int, error) {
-	n, from := 0, uint64(0)
-	err := eachField(b, func(num protowire.Number, typ protowire.Type, _ []byte, x uint64) error {
-		switch {
-		case num == 5 && typ == protowire.BytesType:
-			n++
-		case num == 7 && typ == protowire.VarintType:
-			from = x
-		}
+// cloneExact is a copy of ss at its length, nil when ss is empty.
+func cloneExact(ss []string) []string {
+	if len(ss) == 0 {
 		return nil
-	})
-	if err != nil || from == 0 {
-		return n, err
 	}
-	if from > uint64(len(counts)) {
-		return 0, fmt.Errorf("check %d: evidence_from %d names no earlier check", len(counts), from)
-	}
-	if n > 0 {
-		return 0, fmt.Errorf("check %d: both evidence and evidence_from", len(counts))
-	}
-	return counts[from-1], nil
+	out := make([]string, len(ss))
+	copy(out, ss)
+	return out
 }
 
-// check reads one check, appending its evidence to ev (which has room for
-// it) and returning the rest of ev. The evidence of a check that names an
-// earlier one (evidence_from) is a copy of that check's, from earlier.
-func (rd *resultReader) check(b []byte, ev []string, earlier []sdk.Check) (sdk.Check, []string, error) {
+// check reads one check into rd's scratch, its evidence after the earlier
+// checks'. The evidence of a check that names an earlier one
+// (evidence_from) is a copy of that check's.
+func (rd *resultReader) check(b []byte) error {
 	var c sdk.Check
-	start := len(ev)
 	var from uint64
+	own := 0
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		var err error
 		var s string
@@ -327,7 +296,8 @@ func (rd *resultReader) check(b []byte, ev []string, earlier []sdk.Check) (sdk.C
 			c.Detail, err = str(v)
 		case num == 5 && typ == protowire.BytesType:
 			s, err = rd.name(v)
-			ev = append(ev, s)
+			rd.ev = append(rd.ev, s)
+			own++
 		case num == 6 && typ == protowire.BytesType:
 			c.FailureTag, err = rd.name(v)
 		case num == 7 && typ == protowire.VarintType:
@@ -335,14 +305,26 @@ func (rd *resultReader) check(b []byte, ev []string, earlier []sdk.Check) (sdk.C
 		}
 		return err
 	})
-	if from > 0 && err == nil {
-		// checkEvidence checked that from names an earlier check.
-		ev = append(ev, earlier[from-1].Evidence...)
+	if err != nil {
+		return err
 	}
-	if len(ev) > start {
-		c.Evidence = ev[start:len(ev):len(ev)]
+	i := len(rd.checks)
+	if from > 0 {
+		if from > uint64(i) {
+			return fmt.Errorf("check %d: evidence_from %d names no earlier check", i, from)
+		}
+		if own > 0 {
+			return fmt.Errorf("check %d: both evidence and evidence_from", i)
+		}
+		start := 0
+		if from > 1 {
+			start = rd.ends[from-2]
+		}
+		rd.ev = append(rd.ev, rd.ev[start:rd.ends[from-1]]...)
 	}
-	return c, ev, err
+	rd.checks = append(rd.checks, c)
+	rd.ends = append(rd.ends, len(rd.ev))
+	return nil
 }
 
 // CheckWireResults is CheckResults for results read by UnmarshalResults.
