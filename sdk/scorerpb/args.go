@@ -152,17 +152,17 @@ func (a *ArgsParser) Parse(b []byte) (map[string]any, error) {
 // A box holds an immutable copy of its value, so sharing one changes
 // nothing a scorer can see.
 type shared struct {
-	names map[string]string
+	names nameTable
 	boxes map[string]any
 }
 
 func newShared() *shared {
-	return &shared{names: map[string]string{}, boxes: map[string]any{}}
+	return &shared{names: newNameTable(), boxes: map[string]any{}}
 }
 
 // full reports whether sh shares as many strings or boxes as it may.
 func (sh *shared) full() bool {
-	return len(sh.names) >= maxNames || len(sh.boxes) >= maxNames
+	return sh.names.full() || len(sh.boxes) >= maxNames
 }
 
 // putShared keeps sh for a later batch, unless it is full: then the next
@@ -323,13 +323,11 @@ func (p *argParser) str() (string, bool) {
 	if p.sh == nil || len(v) > maxShared {
 		return string(v), true
 	}
-	if s, ok := p.sh.names[string(v)]; ok {
+	if s, ok := p.sh.names.lookup(v); ok {
 		return s, true
 	}
 	s := string(v)
-	if len(p.sh.names) < maxNames {
-		p.sh.names[s] = s
-	}
+	p.sh.names.add(s)
 	return s, true
 }
 

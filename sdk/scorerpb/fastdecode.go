@@ -143,20 +143,7 @@ func str(v []byte) (string, error) {
 }
 
 // name is str for a value that repeats across the batch.
-func (d *fastDecoder) name(v []byte) (string, error) { return shareStr(d.sh.names, v) }
-
-// shareStr is str(v) taken from names when it is there, else added to
-// names while it holds fewer than maxNames.
-func shareStr(names map[string]string, v []byte) (string, error) {
-	if s, ok := names[string(v)]; ok {
-		return s, nil
-	}
-	s, err := str(v)
-	if err == nil && len(names) < maxNames {
-		names[s] = s
-	}
-	return s, err
-}
+func (d *fastDecoder) name(v []byte) (string, error) { return d.sh.names.share(v) }
 
 func (d *fastDecoder) decodeSnapshot(b []byte) (ref string, raw []byte, err error) {
 	err = eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {

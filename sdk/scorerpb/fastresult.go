@@ -157,7 +157,7 @@ func UnmarshalResults(b []byte) ([]WireResult, error) {
 		return nil, err
 	}
 	out := make([]WireResult, 0, n)
-	rd := resultReader{names: map[string]string{}}
+	rd := resultReader{names: newNameTable()}
 	slab := make([]sdk.Result, n) // one allocation for the response's results
 	err = eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		if num != 1 || typ != protowire.BytesType {
@@ -180,7 +180,7 @@ func UnmarshalResults(b []byte) ([]WireResult, error) {
 // the scratch a result is read into (in one pass over its fields) before
 // it is copied into slices of its own, each allocated once at its size.
 type resultReader struct {
-	names map[string]string
+	names nameTable
 	// The result being read: its checks, the end of each check's evidence
 	// in ev, its evidence, failure tags and diagnostics.
 	checks      []sdk.Check
@@ -194,7 +194,7 @@ func (rd *resultReader) name(v []byte) (string, error) {
 	if len(v) > maxShared {
 		return str(v)
 	}
-	return shareStr(rd.names, v)
+	return rd.names.share(v)
 }
 
 // count is the number of length-delimited fields num in message b.

@@ -51,7 +51,7 @@ func TestDecoderDropsFullShared(t *testing.T) {
 		for i := range maxNames {
 			s := fmt.Sprint(i)
 			if full == "names" {
-				sh.names[s] = s
+				sh.names.add(s)
 			} else {
 				sh.boxes[s] = s
 			}
