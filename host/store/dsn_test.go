@@ -128,11 +128,11 @@ func TestSQLiteURLSettingsRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	_, err := Open(ctx, dir+"/bad.db?_pragma=wal_autocheckpoint(abc)&_pragma=cache_size=lots")
+	_, err := Open(ctx, dir+"/bad.db?_pragma=wal_autocheckpoint(abc)&_pragma=cache_size=lots&_pragma=page_size(big)")
 	if err == nil {
-		t.Fatal("Open with wal_autocheckpoint(abc) and cache_size=lots = nil error")
+		t.Fatal("Open with wal_autocheckpoint(abc), cache_size=lots and page_size(big) = nil error")
 	}
-	for _, want := range []string{`wal_autocheckpoint = "abc"`, `cache_size = "lots"`, "want an integer"} {
+	for _, want := range []string{`wal_autocheckpoint = "abc"`, `cache_size = "lots"`, `page_size = "big"`, "want an integer"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Open error = %q, want it to hold %q", err, want)
 		}
@@ -160,7 +160,7 @@ func TestSQLiteURLSettingsKept(t *testing.T) {
 	t.Parallel()
 	// Off Linux no syncer checkpoints beside the recorder: SQLite's own
 	// checkpoint stays at the interval measured there.
-	for goos, want := range map[string]int{"linux": 32768, "darwin": 8192, "windows": 8192} {
+	for goos, want := range map[string]int{"linux": 16384, "darwin": 4096, "windows": 4096} {
 		if got := autocheckpointPages(goos); got != want {
 			t.Errorf("autocheckpointPages(%q) = %d, want %d", goos, got, want)
 		}
@@ -181,6 +181,9 @@ func TestSQLiteURLSettingsKept(t *testing.T) {
 		{"checkpoint from the url, with the schema", "wal_autocheckpoint", "assay.db", "?_pragma=main.wal_autocheckpoint(100)", 100},
 		{"checkpoint from the url, with =", "wal_autocheckpoint", "assay.db", "?_pragma=wal_autocheckpoint%3D100", 100},
 		{"checkpoint only read in the url", "wal_autocheckpoint", "assay.db", "?_pragma=wal_autocheckpoint", sqliteAutocheckpointPages},
+		{"page size default", "page_size", "assay.db", "", sqlitePageSize},
+		{"page size from the url", "page_size", "assay.db", "?_pragma=page_size(4096)", 4096},
+		{"page size with the journal mode from the url", "page_size", "assay.db", "?_journal_mode=WAL", sqlitePageSize},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -326,13 +326,24 @@ func rebindDollar(query string) string {
 
 // sqliteCacheKiB is each connection's page cache in KiB (SQLite's
 // cache_size, negative): 1,000 rather than SQLite's 2,000. The driver's
-// allocator puts each cached page (4 KiB and SQLite's ~200-byte header) in
-// an 8 KiB slot, so the default cache costs about 3.5 MB resident where
-// SQLite counts 2 MB; 1,000 KiB still holds a 10,000-turn run's indexes
+// allocator puts each cached page (a page and SQLite's ~200-byte header)
+// in a slot of twice the page size, so the default cache costs about
+// 3.5 MB resident where SQLite counts 2 MB, whatever the page size; 1,000 KiB still holds a 10,000-turn run's indexes
 // (the same page reads), and past that the random blob keys miss either
 // size (docs/performance.md, "Verifying many small turns", ninth round).
 // A cache_size given in the database URL's query is kept.
 const sqliteCacheKiB = 1000
+
+// sqlitePageSize is the page size of a database the store creates; an
+// existing database keeps the one it was made with (SQLite reads any),
+// and a page_size in the database URL's query is kept. A turn row of a
+// short answer is about 1.45 KB (its checks and result, its metrics and
+// small trace, four SHA-256s), so a 4 KiB page holds two and leaves a
+// quarter of itself unused, where an 8 KiB page holds five: the 10,000
+// answers' database is 19.7 MB instead of 23.7, and the run's one writer,
+// which sets its pace, writes a sixth fewer pages (docs/storage.md,
+// "Recording"). It is set before WAL mode, which fixes it.
+const sqlitePageSize = 8192
 
 // sqliteAutocheckpointPages is SQLite's wal_autocheckpoint: the WAL's size
 // in pages at which the commit that passes it checkpoints the WAL (SQLite's
@@ -340,18 +351,20 @@ const sqliteCacheKiB = 1000
 // starts the WAL again from its beginning once a checkpoint has copied all
 // of it, which the commit's own always does (nothing else commits while
 // it runs). On Linux the store's WAL syncer checkpoints every few megabytes
-// of rows beside the recorder, so this commit comes once every 32,768
-// pages (128 MiB with 4 KiB pages) and finds only what came after the last
-// of those to copy and fsync; elsewhere it is SQLite's only checkpoint
-// before the close, and stays at 8,192 pages, where each copies a page once
-// however many commits rewrote it (docs/storage.md, "Recording").
+// of rows beside the recorder, so this commit comes once every 128 MiB of
+// pages and finds only what came after the last of those to copy and
+// fsync; elsewhere it is SQLite's only checkpoint before the close, and
+// stays at 32 MiB, where each copies a page once however many commits
+// rewrote it (docs/storage.md, "Recording"). The counts are of the store's
+// own pages (sqlitePageSize); a database made with 4 KiB pages
+// checkpoints at half those sizes.
 var sqliteAutocheckpointPages = autocheckpointPages(runtime.GOOS)
 
 func autocheckpointPages(goos string) int {
 	if goos == "linux" {
-		return 32768
+		return 128 << 20 / sqlitePageSize
 	}
-	return 8192
+	return 32 << 20 / sqlitePageSize
 }
 
 func sqliteDSN(path string, busyTimeout time.Duration) string {
@@ -370,7 +383,16 @@ func sqliteDSN(path string, busyTimeout time.Duration) string {
 		q = append(q, "_pragma=wal_autocheckpoint("+strconv.Itoa(sqliteAutocheckpointPages)+")")
 	}
 	if !isSQLiteMemory(path) {
-		q = append(q, "_pragma=journal_mode(WAL)")
+		// The driver runs the _pragma list first and the _journal_mode
+		// key after it, so the page size comes before WAL fixes it. A
+		// journal mode given as that key (or _journal) is kept, as it was
+		// when WAL came in the _pragma list and the key ran after it.
+		if _, ok := urlPragma(given, "page_size"); !ok {
+			q = append(q, "_pragma=page_size("+strconv.Itoa(sqlitePageSize)+")")
+		}
+		if !given.Has("_journal_mode") && !given.Has("_journal") {
+			q = append(q, "_journal_mode=WAL")
+		}
 	}
 	sep := "?"
 	if strings.Contains(path, "?") {
@@ -408,16 +430,17 @@ func urlPragma(q url.Values, name string) (value string, ok bool) {
 }
 
 // checkURLPragmas refuses a database URL that sets one of the pragmas the
-// store would otherwise set itself (cache_size, wal_autocheckpoint) to
-// anything but an integer: SQLite would take it as 0 without a word (no
-// WAL checkpoint in commits, SQLite's smallest page cache).
+// store would otherwise set itself (cache_size, wal_autocheckpoint,
+// page_size) to anything but an integer: SQLite would take it as 0 without
+// a word (no WAL checkpoint in commits, SQLite's smallest page cache, its
+// default page size).
 func checkURLPragmas(dsn string) error {
 	q, err := dsnQuery(dsn)
 	if err != nil {
 		return nil // the driver says what is wrong with it
 	}
 	var errs []error
-	for _, name := range []string{"cache_size", "wal_autocheckpoint"} {
+	for _, name := range []string{"cache_size", "wal_autocheckpoint", "page_size"} {
 		if v, ok := urlPragma(q, name); ok {
 			if _, err := strconv.Atoi(v); err != nil {
 				errs = append(errs, fmt.Errorf("_pragma %s = %q: want an integer", name, v))
