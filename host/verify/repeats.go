@@ -19,13 +19,11 @@ import (
 // checks or tags copies them; nothing in assay writes into a result's
 // checks, tags or scores once it is made.
 type repeats struct {
-	checks         [repeatWays][]CheckResult
-	tags           [repeatWays][]string
-	nums           [repeatWays]*float64
-	rests          [repeatWays]*keptRest
-	lists          [repeatWays]*keptLists
-	ci, ti, ni, ri int // the next entry each replaces
-	li             int
+	checks ring[[]CheckResult]
+	tags   ring[[]string]
+	nums   ring[*float64]
+	rests  ring[*keptRest]
+	lists  ring[*keptLists]
 }
 
 // repeatWays is how many distinct values of each kind are remembered: a
@@ -33,29 +31,48 @@ type repeats struct {
 // check); a value not among them is kept as it is.
 const repeatWays = 8
 
+// ring is the last repeatWays values of one kind a pass kept; the oldest
+// is replaced first.
+type ring[T any] struct {
+	vals [repeatWays]T
+	next int // the entry add replaces
+}
+
+// find is the first value kept for which same holds.
+func (r *ring[T]) find(same func(T) bool) (T, bool) {
+	for _, v := range r.vals {
+		if same(v) {
+			return v, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// add remembers v in place of the oldest value kept.
+func (r *ring[T]) add(v T) { r.vals[r.next], r.next = v, (r.next+1)%repeatWays }
+
 // share points r's checks, failure tags and scores at equal ones kept
 // before, and remembers those that were not.
 func (s *repeats) share(r *TurnResult) {
-	r.Checks = shareSlice(&s.checks, &s.ci, r.Checks, sameChecks)
-	r.FailureTags = shareSlice(&s.tags, &s.ti, r.FailureTags, slices.Equal[[]string])
+	r.Checks = shareSlice(&s.checks, r.Checks, sameChecks)
+	r.FailureTags = shareSlice(&s.tags, r.FailureTags, slices.Equal[[]string])
 	for _, f := range [...]**float64{&r.ProcessScore, &r.KPIScore, &r.TurnScore, &r.LatencyS, &r.CostUSD} {
 		*f = s.shareNum(*f)
 	}
 }
 
 // shareSlice is an equal one of the slices kept, or xs, capacity-clipped,
-// remembered in place of the oldest; next is the one it replaces.
-func shareSlice[T any](kept *[repeatWays][]T, next *int, xs []T, equal func(a, b []T) bool) []T {
+// remembered in place of the oldest.
+func shareSlice[T any](kept *ring[[]T], xs []T, equal func(a, b []T) bool) []T {
 	if len(xs) == 0 {
 		return xs
 	}
-	for _, k := range kept {
-		if equal(k, xs) {
-			return k
-		}
+	if k, ok := kept.find(func(k []T) bool { return equal(k, xs) }); ok {
+		return k
 	}
 	xs = slices.Clip(xs)
-	kept[*next], *next = xs, (*next+1)%repeatWays
+	kept.add(xs)
 	return xs
 }
 
@@ -66,12 +83,10 @@ func (s *repeats) shareNum(f *float64) *float64 {
 		return nil
 	}
 	bits := math.Float64bits(*f)
-	for _, kept := range s.nums {
-		if kept != nil && math.Float64bits(*kept) == bits {
-			return kept
-		}
+	if kept, ok := s.nums.find(func(k *float64) bool { return k != nil && math.Float64bits(*k) == bits }); ok {
+		return kept
 	}
-	s.nums[s.ni], s.ni = f, (s.ni+1)%repeatWays
+	s.nums.add(f)
 	return f
 }
 
@@ -133,15 +148,10 @@ func (a *keptRest) same(b *keptRest) bool {
 func (s *repeats) keep(r *TurnResult) keptResult {
 	rest := &keptRest{candidate: r.Candidate, persona: r.Persona, status: r.Status, scorer: r.Scorer, diagnostics: r.Diagnostics,
 		stateBefore: r.StateBefore, stateAfter: r.StateAfter}
-	shared := false
-	for _, kept := range s.rests {
-		if kept != nil && kept.same(rest) {
-			rest, shared = kept, true
-			break
-		}
-	}
-	if !shared {
-		s.rests[s.ri], s.ri = rest, (s.ri+1)%repeatWays
+	if kept, ok := s.rests.find(func(k *keptRest) bool { return k != nil && k.same(rest) }); ok {
+		rest = kept
+	} else {
+		s.rests.add(rest)
 	}
 	return keptResult{epoch: int32(r.Epoch), toolCalls: int32(r.ToolCalls),
 		scores: [5]*float64{r.ProcessScore, r.KPIScore, r.TurnScore, r.LatencyS, r.CostUSD},
@@ -151,13 +161,13 @@ func (s *repeats) keep(r *TurnResult) keptResult {
 // keepLists is the kept lists of checks and tags: one kept before when it
 // holds the same slices, else new.
 func (s *repeats) keepLists(checks []CheckResult, tags []string) *keptLists {
-	for _, l := range s.lists {
-		if l != nil && sameSlice(l.checks, checks) && sameSlice(l.failureTags, tags) {
-			return l
-		}
+	if l, ok := s.lists.find(func(l *keptLists) bool {
+		return l != nil && sameSlice(l.checks, checks) && sameSlice(l.failureTags, tags)
+	}); ok {
+		return l
 	}
 	l := &keptLists{checks: checks, failureTags: tags}
-	s.lists[s.li], s.li = l, (s.li+1)%repeatWays
+	s.lists.add(l)
 	return l
 }
 
