@@ -111,7 +111,7 @@ func Turn(ctx context.Context, st *store.Store, id int64) (StoredTurn, error) {
 	var traceSHA, before, after, scorerID, scorerSHA, units string
 	var traceKept bool
 	err := st.DB().QueryRowContext(ctx, st.Rebind(`SELECT t.id, t.run_id, r.pack_sha256, r.candidate, t.label, t.status,
-		t.turn_score, t.result, t.trace_sha256, length(t.trace) > 0, t.state_before_sha256, t.state_after_sha256, t.scorer_id, t.scorer_sha256, r.units
+		t.turn_score, t.result, t.trace_sha256, `+store.TraceKeptColumn("t.")+`, t.state_before_sha256, t.state_after_sha256, t.scorer_id, t.scorer_sha256, r.units
 		FROM company_eval_turns t JOIN company_eval_runs r ON r.id = t.run_id WHERE t.id = ?`), id).Scan(
 		&t.TurnID, &t.RunID, &t.PackSHA256, &t.Candidate, &t.Label, &t.Status, &score, &result,
 		&traceSHA, &traceKept, &before, &after, &scorerID, &scorerSHA, &units)

@@ -19,7 +19,7 @@ type TurnFilter struct {
 // (docs/serve.md). Its rows leave the metrics row out (Metrics is nil), which
 // no page shows.
 func (s *Store) TurnPage(ctx context.Context, runID int64, f TurnFilter, limit int) ([]TurnRow, error) {
-	q := `SELECT t.id, ` + prefixed("t.", turnPageColumns) + `, NULL, length(t.trace) > 0 FROM company_eval_turns t
+	q := `SELECT t.id, ` + prefixed("t.", turnPageColumns) + `, NULL, ` + TraceKeptColumn("t.") + ` FROM company_eval_turns t
 		JOIN company_eval_runs r ON r.id = t.run_id AND r.attempt = t.attempt
 		WHERE t.run_id = ? AND t.revision = (SELECT max(t2.revision) FROM company_eval_turns t2
 			WHERE t2.run_id = t.run_id AND t2.attempt = t.attempt AND t2.label = t.label)`

@@ -69,17 +69,17 @@ const turnColumns = turnPageColumns + `, metrics, trace`
 
 // turnPageColumns are turnColumns but metrics and trace, which no page of
 // turns shows: TurnPage reads NULL in the metrics row's place, and no read
-// of rows reads a trace, only whether the turn keeps one (traceKept;
+// of rows reads a trace, only whether the turn keeps one (TraceKeptColumn;
 // OpenTrace reads it).
 const turnPageColumns = `run_id, label, attempt, status, process_score, kpi_score, turn_score, checks, failure_tags,
 	scorer_id, scorer_sha256, state_before_sha256, state_after_sha256, result, created_at, revision, input_key, epoch, trace_sha256, metrics_sha256`
 
 const turnColumnCount = 22
 
-// traceKept is what a read of turn rows selects last: whether the turn
-// keeps its trace itself (TurnRow.TraceKept), without reading it
-// (TurnPage selects it of its table alias).
-const traceKept = `length(trace) > 0`
+// TraceKeptColumn is what a read of turn rows selects last: whether the
+// turn keeps its trace itself (TurnRow.TraceKept), without reading it;
+// alias is the turns table's alias in the query ("t."), or "".
+func TraceKeptColumn(alias string) string { return `length(` + alias + `trace) > 0` }
 
 // TurnKey is one turn of a run attempt: an epoch of a task
 // (docs/verify-engine.md).
@@ -261,9 +261,9 @@ func (s *Store) turns(ctx context.Context, runID int64, attempt int, label strin
 // readTurns is turns, with each turn's metrics row only when metrics is
 // set (NULL is read in its place otherwise).
 func (s *Store) readTurns(ctx context.Context, runID int64, attempt int, label string, metrics bool) ([]TurnRow, error) {
-	cols := turnPageColumns + `, metrics, ` + traceKept
+	cols := turnPageColumns + `, metrics, ` + TraceKeptColumn("")
 	if !metrics {
-		cols = turnPageColumns + `, NULL, ` + traceKept
+		cols = turnPageColumns + `, NULL, ` + TraceKeptColumn("")
 	}
 	q := `SELECT id, ` + cols + ` FROM company_eval_turns WHERE run_id = ? AND attempt = ?`
 	args := []any{runID, attempt}
