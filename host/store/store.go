@@ -328,9 +328,10 @@ func rebindDollar(query string) string {
 // cache_size, negative): 1,000 rather than SQLite's 2,000. The driver's
 // allocator puts each cached page (a page and SQLite's ~200-byte header)
 // in a slot of twice the page size, so the default cache costs about
-// 3.5 MB resident where SQLite counts 2 MB, whatever the page size; 1,000 KiB still holds a 10,000-turn run's indexes
-// (the same page reads), and past that the random blob keys miss either
-// size (docs/performance.md, "Verifying many small turns", ninth round).
+// 3.5 MB resident where SQLite counts 2 MB, whatever the page size;
+// 1,000 KiB still holds a 10,000-turn run's indexes (the same page reads),
+// and past that the random blob keys miss either size
+// (docs/performance.md, "Verifying many small turns", ninth round).
 // A cache_size given in the database URL's query is kept.
 const sqliteCacheKiB = 1000
 

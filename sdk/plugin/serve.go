@@ -68,7 +68,7 @@ func Serve(s sdk.Scorer) {
 // heap goal to at least twice itself at the default GOGC of 100, which
 // still grows with a large live heap (a plugin holding a 200 MB corpus
 // peaks near 430 MB, not five times it as at GOGC 400, the SDK's setting
-// before). docs/performance.md, "Fifteenth round".
+// before; docs/performance.md, "The plugin boundary", fifteenth round).
 const heapFloor = 16 << 20
 
 // floor is the heap floor: heapFloor bytes allocated once and never
