@@ -38,15 +38,17 @@ func Serve(s sdk.Scorer) {
 			os.Exit(0)
 		}
 	}
-	if os.Getenv("GOGC") == "" {
-		setHeapFloor()
-	}
 	logger := hclog.New(&hclog.LoggerOptions{
 		Name:       string(desc.ID),
 		Output:     os.Stderr,
 		JSONFormat: true,
 		Level:      hclog.Info,
 	})
+	if os.Getenv("GOGC") == "" {
+		if err := setHeapFloor(); err != nil {
+			logger.Warn("the heap floor stays resident", "bytes", heapFloor, "error", err)
+		}
+	}
 	if dir := os.Getenv(CPUProfileEnv); dir != "" {
 		stop := startCPUProfile(dir, desc.ID, logger)
 		defer stop()
@@ -72,16 +74,22 @@ func Serve(s sdk.Scorer) {
 const heapFloor = 16 << 20
 
 // floor is the heap floor: heapFloor bytes allocated once and never
-// written or read. The runtime maps fresh memory for an allocation this
-// large and does not clear it, and the collector does not scan a []byte,
-// so it costs address space, not resident memory.
+// written or read, and the collector does not scan a []byte. The runtime
+// clears an allocation this large only when its address range held
+// freed objects before, which depends on what the process allocated
+// first; so setHeapFloor hands the floor's pages back to the system
+// (releaseFloor) and the floor costs address space, not resident memory.
 var floor []byte
 
-// setHeapFloor allocates the heap floor (once).
-func setHeapFloor() {
-	if floor == nil {
-		floor = make([]byte, heapFloor)
+// setHeapFloor allocates the heap floor (once) and releases its pages.
+// An error means the floor may stay resident: it still sets the heap
+// goal, at the cost of heapFloor bytes of memory.
+func setHeapFloor() error {
+	if floor != nil {
+		return nil
 	}
+	floor = make([]byte, heapFloor)
+	return releaseFloor(floor)
 }
 
 // CPUProfileEnv names a directory: a plugin started with it set writes a

@@ -39,26 +39,48 @@ func heapGoal() uint64 {
 
 // TestHeapFloor checks what Serve sets up when GOGC is not set: after a
 // collection the heap goal is at least twice the floor (the collector
-// counts it as live), and the floor is not resident memory. It runs in a
-// fresh process of the test binary, whose heap has no floor yet.
+// counts it as live), and the floor's pages are not resident. Each case
+// runs in a fresh process of the test binary, whose heap has no floor
+// yet. In "reused" the process first allocates, writes and frees a
+// block larger than the floor, so the floor lands where freed objects
+// were and the runtime clears it, making it resident until
+// setHeapFloor releases it.
 func TestHeapFloor(t *testing.T) {
-	if os.Getenv("ASSAY_TEST_HEAP_FLOOR") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run", "^TestHeapFloor$", "-test.count", "1", "-test.v")
-		cmd.Env = append(os.Environ(), "ASSAY_TEST_HEAP_FLOOR=1", "GOGC=100")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
+	mode := os.Getenv("ASSAY_TEST_HEAP_FLOOR")
+	if mode == "" {
+		for _, mode := range []string{"fresh", "reused"} {
+			t.Run(mode, func(t *testing.T) {
+				cmd := exec.Command(os.Args[0], "-test.run", "^TestHeapFloor$", "-test.count", "1", "-test.v")
+				cmd.Env = append(os.Environ(), "ASSAY_TEST_HEAP_FLOOR="+mode, "GOGC=100")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+			})
 		}
 		return
+	}
+	if mode == "reused" {
+		dirty := make([]byte, 2*heapFloor)
+		for i := 0; i < len(dirty); i += 4096 {
+			dirty[i] = 1
+		}
+		dirty = nil
+		runtime.GC()
 	}
 	runtime.GC()
 	if g := heapGoal(); g >= 2*heapFloor {
 		t.Fatalf("before the floor the heap goal is already %d bytes; the test cannot tell", g)
 	}
 	before := residentKB()
-	setHeapFloor()
+	if err := setHeapFloor(); err != nil {
+		t.Fatalf("setHeapFloor: %v", err)
+	}
 	runtime.GC()
 	if g := heapGoal(); g < 2*heapFloor {
 		t.Errorf("heap goal with the floor = %d bytes, want at least %d", g, 2*heapFloor)
+	}
+	if n, ok := residentPages(floor); ok && n*os.Getpagesize() > heapFloor/16 {
+		t.Errorf("%d of the floor's pages are resident; it should cost address space only", n)
 	}
 	if before >= 0 {
 		if grew := residentKB() - before; grew > heapFloor/1024/4 {
