@@ -122,6 +122,56 @@ func TestVerifyWithCrashingPlugins(t *testing.T) {
 		t.Fatalf("verify: exit %d, want 1 (the unscored gate)\n%s", code, out)
 	}
 	checkUnscored(t, results, map[string]bool{"panic": true, "exit": true}, "could not score")
+	// "calm" shared a batch with "exit", whose crash lost it: it is scored
+	// on a retry, and the text and the JSON say so, as its diagnostics do.
+	checkScoredOnRetry(t, m, results, out, []string{"calm"})
+}
+
+// checkScoredOnRetry checks that the turns scored on a retry in this run
+// are want, by summary.json's scored_on_retry and scored_on_retry_labels
+// and by the text output's line naming them; with results, also by the
+// diagnostics in results.json (a resume's reused turns keep the
+// diagnostics of the run that scored them, so it passes none).
+func checkScoredOnRetry(t *testing.T, m *misbehaving, results []turnResult, out string, want []string) {
+	t.Helper()
+	if results != nil {
+		var noted []string
+		for _, r := range results {
+			if r.Status == "scored" && strings.Contains(strings.Join(r.Diagnostics, "\n"), "host: retried") {
+				noted = append(noted, r.Label)
+			}
+		}
+		if strings.Join(noted, ",") != strings.Join(want, ",") {
+			t.Errorf("turns whose diagnostics say they were retried = %v, want %v", noted, want)
+		}
+	}
+	var sum struct {
+		Candidates []struct {
+			ScoredOnRetry       int      `json:"scored_on_retry"`
+			ScoredOnRetryLabels []string `json:"scored_on_retry_labels"`
+		} `json:"candidates"`
+	}
+	b, err := os.ReadFile(filepath.Join(m.dir, "out", "summary.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &sum)
+	}
+	if err != nil || len(sum.Candidates) != 1 {
+		t.Fatalf("summary.json: %v, %d candidates", err, len(sum.Candidates))
+	}
+	c := sum.Candidates[0]
+	if c.ScoredOnRetry != len(want) || strings.Join(c.ScoredOnRetryLabels, ",") != strings.Join(want, ",") {
+		t.Errorf("summary.json scored_on_retry = %d %v, want %d %v", c.ScoredOnRetry, c.ScoredOnRetryLabels, len(want), want)
+	}
+	line := "  scored on a retry (after a lost batch or a failed first try; each turn's diagnostics say how): " + strings.Join(want, ", ") + "\n"
+	if len(want) > 20 { // the text names 20 and counts the rest
+		line = fmt.Sprintf("  scored on a retry (after a lost batch or a failed first try; each turn's diagnostics say how): %s and %d more (%d in all; scored_on_retry_labels in the JSON)\n",
+			strings.Join(want[:20], ", "), len(want)-20, len(want))
+	}
+	if got := strings.Contains(out, "scored on a retry"); len(want) == 0 && got {
+		t.Errorf("the text output names turns scored on a retry, want none:\n%s", out)
+	} else if len(want) > 0 && !strings.Contains(out, line) {
+		t.Errorf("the text output lacks %q:\n%s", line, out)
+	}
 }
 
 // TestCrashingTurnCostsOnlyItself (issue 12 item 4): a plugin that exits on
@@ -146,6 +196,20 @@ func TestCrashingTurnCostsOnlyItself(t *testing.T) {
 			t.Fatalf("%s: exit %d, want 1 (the unscored gate)\n%s", run, code, out)
 		}
 		t.Run(run, func(t *testing.T) { checkUnscored(t, results, exits, "plugin broke") })
+		if run == "first run" { // the turns that lost their batch to a crash
+			var lost []string
+			for _, r := range results {
+				if r.Status == "scored" && strings.Contains(strings.Join(r.Diagnostics, "\n"), "host: retried") {
+					lost = append(lost, r.Label)
+				}
+			}
+			if len(lost) == 0 {
+				t.Fatalf("first run: no turn was scored on a retry; the test cannot tell\n%s", out)
+			}
+			checkScoredOnRetry(t, m, results, out, lost)
+		} else { // every scored turn is reused; the crashing ones fail again
+			checkScoredOnRetry(t, m, nil, out, nil)
+		}
 	}
 }
 

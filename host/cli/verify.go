@@ -286,6 +286,24 @@ func (a *app) printReport(rep *verify.Report, format string) error {
 	return nil
 }
 
+// maxLabelsShown is how many labels a line of printLabels names; the JSON
+// report names them all.
+const maxLabelsShown = 20
+
+// printLabels prints what names the labels of a candidate's turns, at most
+// maxLabelsShown of them, saying how many more the JSON's key names.
+func printLabels(w io.Writer, what string, labels []string, key string) {
+	if len(labels) == 0 {
+		return
+	}
+	shown := labels[:min(len(labels), maxLabelsShown)]
+	fmt.Fprintf(w, "  %s: %s", what, excerpt.EscapeLine(strings.Join(shown, ", ")))
+	if more := len(labels) - len(shown); more > 0 {
+		fmt.Fprintf(w, " and %d more (%d in all; %s in the JSON)", more, len(labels), key)
+	}
+	fmt.Fprintln(w)
+}
+
 // printCandidate prints one candidate's per-task table and summary.
 func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport) {
 	esc := excerpt.EscapeLine // labels and tags may come from an input: print no control byte raw
@@ -299,15 +317,10 @@ func printCandidate(w io.Writer, out *verify.Outcome, cs *verify.CandidateReport
 	}
 	fmt.Fprintln(w)
 	printDrift(w, "  ", cs.Drift)
-	if len(cs.RescoredLabels) > 0 {
-		fmt.Fprintf(w, "  rescored (inputs changed since recorded): %s\n", esc(strings.Join(cs.RescoredLabels, ", ")))
-	}
-	if len(cs.RetriedLabels) > 0 {
-		fmt.Fprintf(w, "  retried (unscored when recorded): %s\n", esc(strings.Join(cs.RetriedLabels, ", ")))
-	}
-	if len(cs.IgnoredLabels) > 0 {
-		fmt.Fprintf(w, "  ignored (not a task of the pack; neither scored nor recorded): %s\n", esc(strings.Join(cs.IgnoredLabels, ", ")))
-	}
+	printLabels(w, "rescored (inputs changed since recorded)", cs.RescoredLabels, "rescored_labels")
+	printLabels(w, "retried (unscored when recorded)", cs.RetriedLabels, "retried_labels")
+	printLabels(w, "scored on a retry (after a lost batch or a failed first try; each turn's diagnostics say how)", cs.ScoredOnRetryLabels, "scored_on_retry_labels")
+	printLabels(w, "ignored (not a task of the pack; neither scored nor recorded)", cs.IgnoredLabels, "ignored_labels")
 	printTurns(w, out.Results, cs.Epochs > 1)
 	sm := cs.Summary
 	fmt.Fprintf(w, "  mean score %.3f  finalize %.3f  errors %.3f  latency %s  tools %.3f  cost %s  unscored %d  missing %d\n",

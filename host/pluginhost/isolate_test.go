@@ -263,5 +263,8 @@ func TestRetriedResultSaysSo(t *testing.T) {
 		if !strings.Contains(strings.Join(o.Result.Diagnostics, "\n"), "retried") {
 			t.Errorf("case %d diagnostics = %q, want a note that it was retried", i, o.Result.Diagnostics)
 		}
+		if !o.Retried {
+			t.Errorf("case %d: Retried = false, want true", i)
+		}
 	}
 }

@@ -287,6 +287,11 @@ type Outcome struct {
 	// Retried lists, sorted, the turns recorded before as unscored that
 	// were scored again.
 	Retried []string
+	// ScoredOnRetry lists, sorted, the turns scored in this pass whose
+	// result (or an upstream scorer's) came from a retry: their batch lost
+	// the plugin process, or the scorer failed them once. Each also says so
+	// in its diagnostics ("host: retried: ...").
+	ScoredOnRetry []string
 	// Ignored lists, sorted, the input's turns whose label is not a task of
 	// the pack: they are neither scored nor recorded, and say so
 	// (CandidateReport.Ignored, the verdict's reasons).
@@ -323,6 +328,9 @@ type prepared struct {
 	err    error          // the task scorer broke
 	ups    []scorer.Upstream
 	upErr  error
+	// retried: a scorer's result for the turn came from a retry after its
+	// batch lost the plugin process (batchrun.Outcome.Retried).
+	retried bool
 }
 
 type snapshotBlob struct {
@@ -368,6 +376,7 @@ func (e *Engine) Verify(ctx context.Context, in *Input, opts Options) (*Outcome,
 	sort.Strings(out.Ignored)
 	sort.Strings(out.Rescored)
 	sort.Strings(out.Retried)
+	sort.Strings(out.ScoredOnRetry)
 
 	if stream.total >= collectAfterTurns {
 		e.collectGarbage()
@@ -880,6 +889,9 @@ func (e *Engine) finishChunk(ctx context.Context, v *pass, chunk []*prepared, ro
 		r := e.finish(ctx, v.candidate, p)
 		v.out.Diagnostics = append(v.out.Diagnostics, p.diags...)
 		v.results.put(p.info, k, r)
+		if p.retried && r.Status == score.StatusScored {
+			v.out.ScoredOnRetry = append(v.out.ScoredOnRetry, turnName(k))
+		}
 		if p.prior != nil {
 			if p.prior.Status == string(score.StatusUnscored) {
 				v.out.Retried = append(v.out.Retried, turnName(k))
@@ -1457,9 +1469,11 @@ func (e *Engine) runJobs(ctx context.Context, byScorer map[scorer.ID][]job) {
 						continue
 					}
 					j.p.ups[j.upstream] = scorer.Upstream{Scorer: b.id, Result: *o.Result}
+					j.p.retried = j.p.retried || o.Retried
 					continue
 				}
 				j.p.result, j.p.err = o.Result, o.Err
+				j.p.retried = j.p.retried || o.Retried
 			}
 		}(b)
 	}

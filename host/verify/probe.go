@@ -183,7 +183,7 @@ func (e *Engine) probeTurn(ctx context.Context, s probeTurn, metrics []byte, rep
 	label := fmt.Sprintf("%s (run %d)", ts.Label, s.run.ID)
 	var first TurnResult
 	for k := range repeat {
-		p.result, p.err, p.ups, p.upErr = nil, nil, nil, nil
+		p.result, p.err, p.ups, p.upErr, p.retried = nil, nil, nil, nil, false
 		e.scoreChunk(ctx, []*prepared{p})
 		r := e.finish(ctx, s.run.Candidate, p)
 		if k == 0 {

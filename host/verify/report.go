@@ -103,6 +103,13 @@ type CandidateReport struct {
 	// names them.
 	Retried       int      `json:"retried"`
 	RetriedLabels []string `json:"retried_labels"`
+	// ScoredOnRetry counts the turns scored only on a retry in this run:
+	// their batch lost the plugin process (a crash or a hang) or the scorer
+	// failed them once, and a fresh process scored them. Their scores
+	// count; ScoredOnRetryLabels names them, and each turn's diagnostics
+	// say how it was retried.
+	ScoredOnRetry       int      `json:"scored_on_retry"`
+	ScoredOnRetryLabels []string `json:"scored_on_retry_labels"`
 	// Ignored counts the turns of the candidate's input whose label is not
 	// a task of the pack: they were neither scored nor recorded.
 	// IgnoredLabels names them (label, or label.epoch for a later epoch).

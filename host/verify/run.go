@@ -355,6 +355,7 @@ func (r *runner) verify(ctx context.Context, in *Input) (*CandidateReport, error
 	c := &CandidateReport{Summary: out.Summary, RunID: out.RunID, Reused: out.Reused,
 		Rescored: len(out.Rescored), RescoredLabels: nonNil(out.Rescored),
 		Retried: len(out.Retried), RetriedLabels: nonNil(out.Retried),
+		ScoredOnRetry: len(out.ScoredOnRetry), ScoredOnRetryLabels: nonNil(out.ScoredOnRetry),
 		Ignored: len(out.Ignored), IgnoredLabels: nonNil(out.Ignored)}
 	var regressions []string
 	if out.Candidate == r.req.Baseline {
