@@ -37,6 +37,20 @@ func (c *Cockpit) overview(w http.ResponseWriter, r *http.Request, t store.Token
 		}
 		p.Packs = append(p.Packs, pv)
 	}
+	recorded, err := c.cfg.Store.RecordedPacks(r.Context(), t.Company)
+	if err != nil {
+		c.fail(w, err)
+		return
+	}
+	for _, rp := range recorded {
+		pv, _, err := packOverview(r.Context(), c.cfg.Store, rp.Name, rp.SHA256, true)
+		if err != nil {
+			c.fail(w, err)
+			return
+		}
+		pv.Recorded = true
+		p.Packs = append(p.Packs, pv)
+	}
 	c.render(w, "overview", p)
 }
 

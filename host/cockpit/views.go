@@ -43,9 +43,13 @@ type page struct {
 // packView is one pack's overview.
 type packView struct {
 	Name, SHA256 string
-	Banners      []string
-	Candidates   []candidateView
-	Frontier     []string
+	// Recorded: verified from the command line into this database, not
+	// uploaded; its file is not stored, so the frontier takes the default
+	// pareto_filter (true) and the page says so.
+	Recorded   bool
+	Banners    []string
+	Candidates []candidateView
+	Frontier   []string
 }
 
 // candidateView is a candidate's latest run in the overview.

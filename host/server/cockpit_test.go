@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/assay-eval/assay/host/cockpit"
 	"github.com/assay-eval/assay/host/pack"
 	"github.com/assay-eval/assay/host/store/storetest"
+	"github.com/assay-eval/assay/host/verify"
 )
 
 var (
@@ -147,6 +149,56 @@ func testCockpitPages(t *testing.T, f *fixture) {
 	}
 	if resp := b.post("/signout", url.Values{"csrf": {"bad"}}); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("sign-out with a bad CSRF token = %d, want 403", resp.StatusCode)
+	}
+}
+
+// TestCockpitOverviewListsRecordedPacks: a pack verified from the command
+// line into the server's database (never uploaded) is on its company's
+// overview, said to be so, with its candidates' runs; another company
+// sees no pack; once the same pack is uploaded it is listed once, as the
+// server's. On SQLite and Postgres.
+func TestCockpitOverviewListsRecordedPacks(t *testing.T) {
+	for _, be := range storetest.Backends(t) {
+		t.Run(be.Name, func(t *testing.T) {
+			f := newFixture(t, be.DSN(t), nil)
+			src := mustRead(t, root+"/packs/example.yaml")
+			cfg, _, err := f.verify.Engine("example.yaml", src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Store = f.st
+			runs := []string{filepath.Join(root, "examples", "runs", "candidate-a"), filepath.Join(root, "examples", "runs", "candidate-b")}
+			if _, err := verify.Run(context.Background(), verify.Request{Engine: cfg, Runs: runs}); err != nil {
+				t.Fatal(err)
+			}
+			const cli = "verified from the command line"
+			b := newBrowser(t, f)
+			b.signIn(f.token)
+			_, overview := b.get("/")
+			for _, want := range []string{`<section class="pack">`, cli, "candidate-a", "candidate-b", "Pareto frontier", "pareto_filter"} {
+				if !strings.Contains(overview, want) {
+					t.Errorf("overview lacks %q:\n%s", want, overview)
+				}
+			}
+			if strings.Contains(overview, "No packs yet") {
+				t.Errorf("overview says there is no pack:\n%s", overview)
+			}
+			if m := runHref.FindStringSubmatch(overview); m == nil {
+				t.Errorf("overview links no run:\n%s", overview)
+			} else if resp, _ := b.get(m[1]); resp.StatusCode != http.StatusOK {
+				t.Errorf("run %s = %d, want 200", m[1], resp.StatusCode)
+			}
+			other := newBrowser(t, f)
+			other.signIn(f.other)
+			if _, page := other.get("/"); !strings.Contains(page, "No packs yet") || strings.Contains(page, "candidate-a") {
+				t.Errorf("another company's overview shows the pack:\n%s", page)
+			}
+			f.putExamplePack()
+			_, overview = b.get("/")
+			if n := strings.Count(overview, `<section class="pack">`); n != 1 || strings.Contains(overview, cli) || !strings.Contains(overview, "Pack example") {
+				t.Errorf("after the upload the overview lists the pack %d times (want once, as the server's):\n%s", n, overview)
+			}
+		})
 	}
 }
 

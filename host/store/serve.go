@@ -181,6 +181,38 @@ func (s *Store) ServerPacks(ctx context.Context, company string) ([]ServerPack, 
 	return out, rows.Err()
 }
 
+// RecordedPack is a pack a verification recorded for a company (its
+// company.id) that the company never uploaded to the server: a pack
+// verified from the command line into the server's database.
+type RecordedPack struct {
+	Name   string // the name its runs recorded
+	SHA256 string
+}
+
+// RecordedPacks lists the company's recorded packs that have runs and that
+// no upload of the company's used (neither a server pack's current version
+// nor an earlier one that a POST /v1/runs verified), by name then sha256.
+func (s *Store) RecordedPacks(ctx context.Context, company string) ([]RecordedPack, error) {
+	rows, err := s.db.QueryContext(ctx, s.Rebind(`SELECT r.pack_sha256, max(r.pack_name) FROM company_eval_runs r
+		WHERE EXISTS (SELECT 1 FROM company_eval_packs p WHERE p.pack_sha256 = r.pack_sha256 AND p.company = ?)
+		AND NOT EXISTS (SELECT 1 FROM assay_server_packs sp WHERE sp.company = ? AND sp.sha256 = r.pack_sha256)
+		AND NOT EXISTS (SELECT 1 FROM assay_server_runs sr WHERE sr.company = ? AND sr.pack_sha256 = r.pack_sha256)
+		GROUP BY r.pack_sha256 ORDER BY 2, 1`), company, company, company)
+	if err != nil {
+		return nil, fmt.Errorf("list recorded packs: %w", err)
+	}
+	defer rows.Close()
+	out := []RecordedPack{}
+	for rows.Next() {
+		var p RecordedPack
+		if err := rows.Scan(&p.SHA256, &p.Name); err != nil {
+			return nil, fmt.Errorf("list recorded packs: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
 // ServerPack reads one of a company's packs; another company's pack, like
 // an unknown one, wraps ErrNotFound.
 func (s *Store) ServerPack(ctx context.Context, company, name string) (ServerPack, error) {
