@@ -48,7 +48,7 @@ func (c *Cockpit) overview(w http.ResponseWriter, r *http.Request, t store.Token
 			c.fail(w, err)
 			return
 		}
-		pv.Recorded = true
+		pv.Recorded, pv.Older = true, rp.Older
 		p.Packs = append(p.Packs, pv)
 	}
 	c.render(w, "overview", p)

@@ -46,7 +46,9 @@ type packView struct {
 	// Recorded: verified from the command line into this database, not
 	// uploaded; its file is not stored, so the frontier takes the default
 	// pareto_filter (true) and the page says so.
-	Recorded   bool
+	Recorded bool
+	// Older counts a recorded pack's earlier versions with runs, not shown.
+	Older      int
 	Banners    []string
 	Candidates []candidateView
 	Frontier   []string

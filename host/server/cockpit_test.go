@@ -193,10 +193,30 @@ func TestCockpitOverviewListsRecordedPacks(t *testing.T) {
 			if _, page := other.get("/"); !strings.Contains(page, "No packs yet") || strings.Contains(page, "candidate-a") {
 				t.Errorf("another company's overview shows the pack:\n%s", page)
 			}
+			// A second version of the pack (another sha256, the same name)
+			// verified after the first: the overview shows the latest and
+			// counts the earlier one.
+			v2 := append(append([]byte{}, src...), "\n# version 2\n"...)
+			cfg2, _, err := f.verify.Engine("example.yaml", v2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg2.Store = f.st
+			if _, err := verify.Run(context.Background(), verify.Request{Engine: cfg2, Runs: runs[:1]}); err != nil {
+				t.Fatal(err)
+			}
+			_, overview = b.get("/")
+			if n := strings.Count(overview, `<section class="pack">`); n != 1 || !strings.Contains(overview, "1 earlier version(s)") ||
+				!strings.Contains(overview, cfg2.Pack.SHA256[:12]) {
+				t.Errorf("with two versions the overview shows %d sections, want the latest (%s) counting one earlier:\n%s", n, cfg2.Pack.SHA256[:12], overview)
+			}
+			// Uploaded, the first version is the server's; the second stays
+			// a recorded pack, now with no earlier version of its own.
 			f.putExamplePack()
 			_, overview = b.get("/")
-			if n := strings.Count(overview, `<section class="pack">`); n != 1 || strings.Contains(overview, cli) || !strings.Contains(overview, "Pack example") {
-				t.Errorf("after the upload the overview lists the pack %d times (want once, as the server's):\n%s", n, overview)
+			if n := strings.Count(overview, `<section class="pack">`); n != 2 || strings.Count(overview, cli) != 1 ||
+				!strings.Contains(overview, "Pack example") || strings.Contains(overview, "earlier version") {
+				t.Errorf("after the upload the overview shows %d sections, want the server's pack and the second version:\n%s", n, overview)
 			}
 		})
 	}

@@ -187,17 +187,25 @@ func (s *Store) ServerPacks(ctx context.Context, company string) ([]ServerPack, 
 type RecordedPack struct {
 	Name   string // the name its runs recorded
 	SHA256 string
+	// Older counts the other versions (sha256s) of the same name with runs,
+	// whose latest run was begun before this one's.
+	Older int
 }
 
-// RecordedPacks lists the company's recorded packs that have runs and that
-// no upload of the company's used (neither a server pack's current version
-// nor an earlier one that a POST /v1/runs verified), by name then sha256.
+// RecordedPacks lists the latest version of each of the company's recorded
+// packs that have runs, by name: the sha256 whose run was begun last,
+// among those no upload of the company's used (neither a server pack's
+// current version nor an earlier one that a POST /v1/runs verified). The
+// query reads the runs grouped by pack and one task row of each pack (a
+// pack's sha256 covers its company.id, so its task rows share their
+// company): its cost is the number of packs with runs, not of their tasks.
 func (s *Store) RecordedPacks(ctx context.Context, company string) ([]RecordedPack, error) {
-	rows, err := s.db.QueryContext(ctx, s.Rebind(`SELECT r.pack_sha256, max(r.pack_name) FROM company_eval_runs r
-		WHERE EXISTS (SELECT 1 FROM company_eval_packs p WHERE p.pack_sha256 = r.pack_sha256 AND p.company = ?)
-		AND NOT EXISTS (SELECT 1 FROM assay_server_packs sp WHERE sp.company = ? AND sp.sha256 = r.pack_sha256)
-		AND NOT EXISTS (SELECT 1 FROM assay_server_runs sr WHERE sr.company = ? AND sr.pack_sha256 = r.pack_sha256)
-		GROUP BY r.pack_sha256 ORDER BY 2, 1`), company, company, company)
+	rows, err := s.db.QueryContext(ctx, s.Rebind(`SELECT r.pack_sha256, r.name FROM
+		(SELECT pack_sha256, max(pack_name) AS name, max(id) AS last FROM company_eval_runs GROUP BY pack_sha256) r
+		WHERE (SELECT p.company FROM company_eval_packs p WHERE p.pack_sha256 = r.pack_sha256 ORDER BY p.label LIMIT 1) = ?
+		AND r.pack_sha256 NOT IN (SELECT sha256 FROM assay_server_packs WHERE company = ?
+			UNION SELECT pack_sha256 FROM assay_server_runs WHERE company = ?)
+		ORDER BY r.name, r.last DESC`), company, company, company)
 	if err != nil {
 		return nil, fmt.Errorf("list recorded packs: %w", err)
 	}
@@ -207,6 +215,10 @@ func (s *Store) RecordedPacks(ctx context.Context, company string) ([]RecordedPa
 		var p RecordedPack
 		if err := rows.Scan(&p.SHA256, &p.Name); err != nil {
 			return nil, fmt.Errorf("list recorded packs: %w", err)
+		}
+		if n := len(out); n > 0 && out[n-1].Name == p.Name {
+			out[n-1].Older++ // an earlier version: the latest came first
+			continue
 		}
 		out = append(out, p)
 	}

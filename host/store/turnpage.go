@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -102,13 +104,18 @@ func (s *Store) RunSummary(ctx context.Context, id int64) (RunRow, error) {
 // PackOfCompany reports whether a pack (by sha256) was recorded with
 // company as its company.id.
 func (s *Store) PackOfCompany(ctx context.Context, packSHA256, company string) (bool, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT count(*) FROM company_eval_packs WHERE pack_sha256 = ? AND company = ?`),
-		packSHA256, company).Scan(&n)
+	// One task row answers (the first by label, an index read): a pack's
+	// sha256 covers its company.id, so its task rows share their company.
+	var of string
+	err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT company FROM company_eval_packs WHERE pack_sha256 = ? ORDER BY label LIMIT 1`),
+		packSHA256).Scan(&of)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("read pack %s: %w", packSHA256, err)
 	}
-	return n > 0, nil
+	return of == company, nil
 }
 
 // ScoreHistogram counts a run's latest turn scores (latest attempt and
