@@ -46,7 +46,7 @@ func Serve(s sdk.Scorer) {
 	})
 	if os.Getenv("GOGC") == "" {
 		if err := setHeapFloor(); err != nil {
-			logger.Warn("the heap floor stays resident", "bytes", heapFloor, "error", err)
+			logger.Warn("could not release the heap floor's pages; they may stay resident", "bytes", heapFloor, "error", err)
 		}
 	}
 	if dir := os.Getenv(CPUProfileEnv); dir != "" {
@@ -82,8 +82,9 @@ const heapFloor = 16 << 20
 var floor []byte
 
 // setHeapFloor allocates the heap floor (once) and releases its pages.
-// An error means the floor may stay resident: it still sets the heap
-// goal, at the cost of heapFloor bytes of memory.
+// An error means the floor may stay resident (when the runtime cleared
+// it): it still sets the heap goal, at the cost of heapFloor bytes of
+// memory.
 func setHeapFloor() error {
 	if floor != nil {
 		return nil
