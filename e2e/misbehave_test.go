@@ -164,7 +164,7 @@ func checkScoredOnRetry(t *testing.T, m *misbehaving, results []turnResult, out 
 	}
 	line := "  scored on a retry (after a lost batch or a failed first try; each turn's diagnostics say how): " + strings.Join(want, ", ") + "\n"
 	if len(want) > 20 { // the text names 20 and counts the rest
-		line = fmt.Sprintf("  scored on a retry (after a lost batch or a failed first try; each turn's diagnostics say how): %s and %d more (%d in all; scored_on_retry_labels in the JSON)\n",
+		line = fmt.Sprintf("  scored on a retry (after a lost batch or a failed first try; each turn's diagnostics say how): %s and %d more (%d in all; scored_on_retry_labels in summary.json and --format json)\n",
 			strings.Join(want[:20], ", "), len(want)-20, len(want))
 	}
 	if got := strings.Contains(out, "scored on a retry"); len(want) == 0 && got {

@@ -49,7 +49,7 @@ func TestLabelLines(t *testing.T) {
 			[]string{"  scored on a retry (after a lost batch or a failed first try; each turn's diagnostics say how): " + strings.Join(labels(20), ", ")}},
 		{"twenty-three", verify.CandidateReport{ScoredOnRetryLabels: labels(23)},
 			[]string{"  scored on a retry (after a lost batch or a failed first try; each turn's diagnostics say how): " + strings.Join(labels(20), ", ") +
-				" and 3 more (23 in all; scored_on_retry_labels in the JSON)"}},
+				" and 3 more (23 in all; scored_on_retry_labels in summary.json and --format json)"}},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer

@@ -299,7 +299,7 @@ func printLabels(w io.Writer, what string, labels []string, key string) {
 	shown := labels[:min(len(labels), maxLabelsShown)]
 	fmt.Fprintf(w, "  %s: %s", what, excerpt.EscapeLine(strings.Join(shown, ", ")))
 	if more := len(labels) - len(shown); more > 0 {
-		fmt.Fprintf(w, " and %d more (%d in all; %s in the JSON)", more, len(labels), key)
+		fmt.Fprintf(w, " and %d more (%d in all; %s in summary.json and --format json)", more, len(labels), key)
 	}
 	fmt.Fprintln(w)
 }

@@ -183,12 +183,12 @@ func (a *attempt) replay(ctx context.Context, idx []int) {
 }
 
 // note says on a case's result that it came from a retry (nothing a retry
-// produced passes as a first answer): the outcome is marked Retried, which
+// produced passes as a first answer): the outcome is marked ScoredOnRetry, which
 // verify counts (scored_on_retry), and the note reaches the turn's
 // diagnostics in results.json and the database.
 func (a *attempt) note(i int, why string) {
 	if r := a.out[i].Result; a.out[i].Err == nil && r != nil {
-		a.out[i].Retried = true
+		a.out[i].ScoredOnRetry = true
 		r.Diagnostics = append(r.Diagnostics, "host: "+why)
 	}
 }

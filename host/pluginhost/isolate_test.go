@@ -239,6 +239,32 @@ func TestCloseDuringIsolation(t *testing.T) {
 	}
 }
 
+// TestCaseFailedOnceIsScoredOnRetry: a case the scorer failed in an
+// answered batch (it panicked) is tried once more alone; scored then, it
+// is marked ScoredOnRetry and says so, while its batch's other case is a
+// first answer.
+func TestCaseFailedOnceIsScoredOnRetry(t *testing.T) {
+	t.Parallel()
+	h := short(manifest())
+	defer h.Close()
+	prefix := fmt.Sprintf("oncepanic-%d-%d-", os.Getpid(), time.Now().UnixNano())
+	cases := []*scorer.Case{
+		{ID: prefix + "0", Task: scorer.Task{Label: "calm"}},
+		{ID: prefix + "1", Task: scorer.Task{Label: "once_panic"}},
+	}
+	t.Cleanup(func() { os.Remove(filepath.Join(os.TempDir(), "assay-test-once-panic-"+cases[1].ID)) })
+	outs := h.Score(context.Background(), "test_exit", cases)
+	for i, o := range outs {
+		if o.Err != nil || o.Result == nil {
+			t.Fatalf("case %d: %v, want a result", i, o.Err)
+		}
+		diags := strings.Join(o.Result.Diagnostics, "\n")
+		if want := i == 1; o.ScoredOnRetry != want || strings.Contains(diags, "scored alone") != want {
+			t.Errorf("case %d (%s): ScoredOnRetry %t, diagnostics %q; want retried %t", i, cases[i].Task.Label, o.ScoredOnRetry, diags, want)
+		}
+	}
+}
+
 // TestRetriedResultSaysSo: a case scored only after its batch lost the
 // plugin process carries a diagnostic saying it was retried; a retry never
 // passes as a first answer.
@@ -263,8 +289,15 @@ func TestRetriedResultSaysSo(t *testing.T) {
 		if !strings.Contains(strings.Join(o.Result.Diagnostics, "\n"), "retried") {
 			t.Errorf("case %d diagnostics = %q, want a note that it was retried", i, o.Result.Diagnostics)
 		}
-		if !o.Retried {
-			t.Errorf("case %d: Retried = false, want true", i)
+		if !o.ScoredOnRetry {
+			t.Errorf("case %d: ScoredOnRetry = false, want true", i)
+		}
+	}
+	// A first answer is not marked: a batch the plugin answers whole.
+	calm := []*scorer.Case{{ID: prefix + "2", Task: scorer.Task{Label: "calm"}}, {ID: prefix + "3", Task: scorer.Task{Label: "calm"}}}
+	for i, o := range h.Score(context.Background(), "test_exit", calm) {
+		if o.Err != nil || o.Result == nil || o.ScoredOnRetry || strings.Contains(strings.Join(o.Result.Diagnostics, "\n"), "retried") {
+			t.Errorf("first answer %d: err %v, ScoredOnRetry %t, result %+v; want a plain result", i, o.Err, o.ScoredOnRetry, o.Result)
 		}
 	}
 }

@@ -108,6 +108,9 @@ func candidateSuite(pack string, c *verify.CandidateReport, turns []Turn) junitS
 		{Name: "mean_score", Value: fmt.Sprint(c.MeanScore)},
 		{Name: "scorer_version", Value: c.ScorerVersion},
 	}}
+	if c.ScoredOnRetry > 0 { // turns a retry scored after a lost batch or a failed first try
+		s.Properties = append(s.Properties, junitProperty{Name: "scored_on_retry", Value: fmt.Sprint(c.ScoredOnRetry)})
+	}
 	var total float64
 	for _, t := range turns {
 		tc := junitCase{Classname: pack, Name: caseName(t), Time: seconds(t.LatencyS)}

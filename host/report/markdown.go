@@ -83,7 +83,14 @@ func writeCandidate(b *bufio.Writer, c *verify.CandidateReport, turns []Turn, co
 			fmt.Fprintf(b, "  - %s\n", cell(r))
 		}
 	}
-	if len(c.Gates.Failed) > 0 || len(c.Verdict.Regressions) > 0 {
+	if c.ScoredOnRetry > 0 {
+		turns := "turns were"
+		if c.ScoredOnRetry == 1 {
+			turns = "turn was"
+		}
+		fmt.Fprintf(b, "- %d %s scored only on a retry (the batch lost its plugin process, or the scorer failed the turn once): `scored_on_retry_labels` in summary.json\n", c.ScoredOnRetry, turns)
+	}
+	if len(c.Gates.Failed) > 0 || len(c.Verdict.Regressions) > 0 || c.ScoredOnRetry > 0 {
 		fmt.Fprintln(b)
 	}
 	if !collected {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,6 +236,34 @@ func TestMarkdownWorstTasksCapped(t *testing.T) {
 	if !strings.Contains(out, "| j | scored | 0.500 |") || strings.Contains(out, "| k |") ||
 		!strings.Contains(out, "2 more tasks below 1.000 or with failure tags are not shown") {
 		t.Errorf("worst tasks not capped at ten with the rest counted:\n%s", out)
+	}
+}
+
+// TestMarkdownScoredOnRetry: a candidate with turns scored only on a
+// retry says how many, in the singular and the plural; one without none.
+func TestMarkdownScoredOnRetry(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{
+		0: "",
+		1: "- 1 turn was scored only on a retry",
+		3: "- 3 turns were scored only on a retry",
+	} {
+		rep := &verify.Report{Candidates: []verify.CandidateReport{{Summary: score.Summary{Candidate: "c"}, ScoredOnRetry: n}}}
+		var buf bytes.Buffer
+		if err := WriteMarkdown(&buf, rep, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := buf.String(); (want == "") == strings.Contains(got, "scored only on a retry") || !strings.Contains(got, want) {
+			t.Errorf("scored_on_retry %d: want %q in\n%s", n, want, got)
+		}
+		buf.Reset()
+		if err := WriteJUnit(&buf, rep, NewCollector()); err != nil {
+			t.Fatal(err)
+		}
+		prop := fmt.Sprintf(`<property name="scored_on_retry" value="%d">`, n)
+		if got := buf.String(); strings.Contains(got, prop) != (n > 0) || (n == 0 && strings.Contains(got, "scored_on_retry")) {
+			t.Errorf("scored_on_retry %d: JUnit property %q wanted %v in\n%s", n, prop, n > 0, got)
+		}
 	}
 }
 

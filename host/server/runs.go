@@ -49,6 +49,9 @@ type counts struct {
 	// InputWarnings the input's warnings (the summary lists them).
 	Ignored       int `json:"ignored"`
 	InputWarnings int `json:"input_warnings"`
+	// ScoredOnRetry counts the turns scored only on a retry (the
+	// summary's scored_on_retry_labels name them).
+	ScoredOnRetry int `json:"scored_on_retry"`
 }
 
 func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
@@ -236,6 +239,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 				InputWarnings: len(rep.InputWarnings) + rep.InputWarningsOmitted}
 			for _, cr := range rep.Candidates {
 				c.Ignored += cr.Ignored
+				c.ScoredOnRetry += cr.ScoredOnRetry
 				c.Turns += cr.Summary.N
 				c.Unscored += cr.Summary.Unscored
 				c.Missing += cr.Summary.Missing

@@ -329,7 +329,7 @@ type prepared struct {
 	ups    []scorer.Upstream
 	upErr  error
 	// retried: a scorer's result for the turn came from a retry after its
-	// batch lost the plugin process (batchrun.Outcome.Retried).
+	// batch lost the plugin process (batchrun.Outcome.ScoredOnRetry).
 	retried bool
 }
 
@@ -1469,11 +1469,11 @@ func (e *Engine) runJobs(ctx context.Context, byScorer map[scorer.ID][]job) {
 						continue
 					}
 					j.p.ups[j.upstream] = scorer.Upstream{Scorer: b.id, Result: *o.Result}
-					j.p.retried = j.p.retried || o.Retried
+					j.p.retried = j.p.retried || o.ScoredOnRetry
 					continue
 				}
 				j.p.result, j.p.err = o.Result, o.Err
-				j.p.retried = j.p.retried || o.Retried
+				j.p.retried = j.p.retried || o.ScoredOnRetry
 			}
 		}(b)
 	}

@@ -22,10 +22,11 @@ type Scorer = sdk.Scorer
 type Outcome struct {
 	Result *sdk.Result
 	Err    error
-	// Retried says the result came from a retry: the case's batch lost its
-	// plugin process (a crash or a hang) or the scorer failed the case,
-	// and the host scored it again. The host sets it; a scorer never does.
-	Retried bool
+	// ScoredOnRetry says the result came from a retry: the case's batch
+	// lost its plugin process (a crash or a hang) or the scorer failed the
+	// case, and the host scored it again. The host sets it; a scorer never
+	// does.
+	ScoredOnRetry bool
 }
 
 // PanicError is a panic inside Score, recovered into that case's error.

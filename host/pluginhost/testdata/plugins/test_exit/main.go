@@ -1,7 +1,9 @@
 // Command test_exit exits in the middle of a batch when it meets a case
 // whose label starts with "exit". A case labelled "once_exit" exits the
 // first time its case id is seen (a marker file in TMPDIR remembers it) and
-// scores after that: a crash that a fresh process does not repeat.
+// scores after that: a crash that a fresh process does not repeat. A case
+// labelled "once_panic" panics the first time its case id is seen (the
+// scorer fails that case only; the process lives) and scores after that.
 package main
 
 import (
@@ -25,6 +27,12 @@ func main() {
 			if f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
 				f.Close()
 				os.Exit(7)
+			}
+		case c.Task.Label == "once_panic":
+			marker := filepath.Join(os.TempDir(), "assay-test-once-panic-"+c.ID)
+			if f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+				f.Close()
+				panic("once_panic: the first time")
 			}
 		}
 		return nil
