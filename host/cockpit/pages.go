@@ -25,30 +25,36 @@ func (c *Cockpit) overview(w http.ResponseWriter, r *http.Request, t store.Token
 		c.fail(w, err)
 		return
 	}
-	for _, sp := range packs {
-		pareto := true
-		if pk := c.loadPack(r, t, sp.Name); pk != nil {
-			pareto = pk.Scoring.ParetoFilter
-		}
-		pv, _, err := packOverview(r.Context(), c.cfg.Store, sp.Name, sp.SHA256, pareto)
-		if err != nil {
-			c.fail(w, err)
-			return
-		}
-		p.Packs = append(p.Packs, pv)
-	}
 	recorded, err := c.cfg.Store.RecordedPacks(r.Context(), t.Company)
 	if err != nil {
 		c.fail(w, err)
 		return
 	}
+	// The uploaded packs, then those verified from the command line,
+	// whose file the server does not hold (pareto_filter's default).
+	type ref struct {
+		name, sha        string
+		pareto, recorded bool
+		older            int
+	}
+	refs := make([]ref, 0, len(packs)+len(recorded))
+	for _, sp := range packs {
+		pareto := true
+		if pk := c.loadPack(r, t, sp.Name); pk != nil {
+			pareto = pk.Scoring.ParetoFilter
+		}
+		refs = append(refs, ref{name: sp.Name, sha: sp.SHA256, pareto: pareto})
+	}
 	for _, rp := range recorded {
-		pv, _, err := packOverview(r.Context(), c.cfg.Store, rp.Name, rp.SHA256, true)
+		refs = append(refs, ref{name: rp.Name, sha: rp.SHA256, pareto: true, recorded: true, older: rp.Older})
+	}
+	for _, rf := range refs {
+		pv, _, err := packOverview(r.Context(), c.cfg.Store, rf.name, rf.sha, rf.pareto)
 		if err != nil {
 			c.fail(w, err)
 			return
 		}
-		pv.Recorded, pv.Older = true, rp.Older
+		pv.Recorded, pv.Older = rf.recorded, rf.older
 		p.Packs = append(p.Packs, pv)
 	}
 	c.render(w, "overview", p)

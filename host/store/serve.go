@@ -196,13 +196,13 @@ type RecordedPack struct {
 // packs that have runs, by name: the sha256 whose run was begun last,
 // among those no upload of the company's used (neither a server pack's
 // current version nor an earlier one that a POST /v1/runs verified). The
-// query reads the runs grouped by pack and one task row of each pack (a
-// pack's sha256 covers its company.id, so its task rows share their
-// company): its cost is the number of packs with runs, not of their tasks.
+// query reads the runs grouped by pack and one task row of each pack
+// (packCompany): its cost is the number of packs with runs, not of their
+// tasks.
 func (s *Store) RecordedPacks(ctx context.Context, company string) ([]RecordedPack, error) {
 	rows, err := s.db.QueryContext(ctx, s.Rebind(`SELECT r.pack_sha256, r.name FROM
 		(SELECT pack_sha256, max(pack_name) AS name, max(id) AS last FROM company_eval_runs GROUP BY pack_sha256) r
-		WHERE (SELECT p.company FROM company_eval_packs p WHERE p.pack_sha256 = r.pack_sha256 ORDER BY p.label LIMIT 1) = ?
+		WHERE (`+packCompany("r.pack_sha256")+`) = ?
 		AND r.pack_sha256 NOT IN (SELECT sha256 FROM assay_server_packs WHERE company = ?
 			UNION SELECT pack_sha256 FROM assay_server_runs WHERE company = ?)
 		ORDER BY r.name, r.last DESC`), company, company, company)

@@ -101,14 +101,19 @@ func (s *Store) RunSummary(ctx context.Context, id int64) (RunRow, error) {
 	return s.runByID(ctx, lightRunColumns, id)
 }
 
+// packCompany is a query of the company.id of the pack whose sha256 is
+// shaExpr (a placeholder or a column): one task row answers, the first by
+// label (an index read), since a pack's sha256 covers its company.id and
+// so its task rows share their company.
+func packCompany(shaExpr string) string {
+	return `SELECT p.company FROM company_eval_packs p WHERE p.pack_sha256 = ` + shaExpr + ` ORDER BY p.label LIMIT 1`
+}
+
 // PackOfCompany reports whether a pack (by sha256) was recorded with
 // company as its company.id.
 func (s *Store) PackOfCompany(ctx context.Context, packSHA256, company string) (bool, error) {
-	// One task row answers (the first by label, an index read): a pack's
-	// sha256 covers its company.id, so its task rows share their company.
 	var of string
-	err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT company FROM company_eval_packs WHERE pack_sha256 = ? ORDER BY label LIMIT 1`),
-		packSHA256).Scan(&of)
+	err := s.db.QueryRowContext(ctx, s.Rebind(packCompany("?")), packSHA256).Scan(&of)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

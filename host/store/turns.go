@@ -261,10 +261,11 @@ func (s *Store) turns(ctx context.Context, runID int64, attempt int, label strin
 // readTurns is turns, with each turn's metrics row only when metrics is
 // set (NULL is read in its place otherwise).
 func (s *Store) readTurns(ctx context.Context, runID int64, attempt int, label string, metrics bool) ([]TurnRow, error) {
-	cols := turnPageColumns + `, metrics, ` + TraceKeptColumn("")
+	m := `metrics`
 	if !metrics {
-		cols = turnPageColumns + `, NULL, ` + TraceKeptColumn("")
+		m = `NULL`
 	}
+	cols := turnPageColumns + `, ` + m + `, ` + TraceKeptColumn("")
 	q := `SELECT id, ` + cols + ` FROM company_eval_turns WHERE run_id = ? AND attempt = ?`
 	args := []any{runID, attempt}
 	if label != "" {

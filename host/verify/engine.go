@@ -1463,17 +1463,16 @@ func (e *Engine) runJobs(ctx context.Context, byScorer map[scorer.ID][]job) {
 				if o.Err == nil && o.Result == nil {
 					o.Err = fmt.Errorf("scorer %s returned no result", b.id)
 				}
+				j.p.retried = j.p.retried || o.ScoredOnRetry // set only on a result
 				if j.upstream >= 0 {
 					if o.Err != nil {
 						j.p.upErr = fmt.Errorf("upstream scorer %s: %w", b.id, o.Err)
 						continue
 					}
 					j.p.ups[j.upstream] = scorer.Upstream{Scorer: b.id, Result: *o.Result}
-					j.p.retried = j.p.retried || o.ScoredOnRetry
 					continue
 				}
 				j.p.result, j.p.err = o.Result, o.Err
-				j.p.retried = j.p.retried || o.ScoredOnRetry
 			}
 		}(b)
 	}
